@@ -1,0 +1,134 @@
+"""Splitting a request into intent-like clauses.
+
+Two outputs from one segmentation:
+
+* :func:`fragments` - the CDBv3 query set: the full prompt plus fragments cut
+  at commas, semicolons, sentence ends, "and", "then" and around condition /
+  temporal words (if, when, before, after, until, once, unless, as soon as ...),
+  empty and duplicate fragments dropped;
+* :func:`split_clauses` - the same cut, as :class:`Clause` records that also
+  say whether the clause is a condition or an action, which connective opened
+  it, whether it is negated ("don't land") and, for an action gated by a
+  condition, the condition's text. The executor uses the order and the
+  conditions; the default policy uses the roles and negation.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# Connectives that open a condition clause (the clause names a state to observe).
+CONDITION_MARKERS = (
+    'as soon as', 'in case', 'in the event that', 'provided that', 'whenever', 'unless',
+    'until', 'till', 'once', 'when', 'while', 'if',
+)
+# Connectives that order actions in time; the clause after them is an action.
+TEMPORAL_MARKERS = ('before', 'after')
+# Separators between clauses; dropped from the fragments.
+SEQUENCE_SEPARATORS = (
+    'and then', 'and after that', 'after that', 'afterwards', 'and also', 'then', 'and', 'also',
+    'plus', 'next', 'finally', 'followed by',
+)
+NEGATIONS = re.compile(
+    r"\b(?:don'?t|do not|dont|never|no need to|not|without|instead of|rather than|skip|cancel|"
+    r"avoid|no)\b", re.IGNORECASE)
+
+_PUNCT = re.compile(r'[;.!?\n]+|,(?!\d)|\s[-–—]+\s|:\s')
+
+
+def _alternation(words: tuple[str, ...]) -> str:
+    return '|'.join(re.escape(w).replace(r'\ ', r'\s+') for w in sorted(words, key=len, reverse=True))
+
+
+_SEPARATOR = re.compile(rf'\b(?:{_alternation(SEQUENCE_SEPARATORS)})\b|&', re.IGNORECASE)
+_MARKER = re.compile(rf'\b({_alternation(CONDITION_MARKERS + TEMPORAL_MARKERS)})\b', re.IGNORECASE)
+_LEADING_FILLER = re.compile(r'^(?:please|pls|plz|ok|okay|so|now|just|hey|drone|can you|could you|'
+                             r'would you|i want you to|i need you to|go ahead and)\b[\s,]*', re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One clause of a request, in request order."""
+
+    index: int
+    text: str                     # the clause without its connective
+    role: str                     # 'condition' | 'action'
+    marker: str = ''              # connective that opened it ('when', 'before', ...), '' if none
+    negated: bool = False
+    condition: str = ''              # for an action: the text of the condition that gates it
+
+
+def normalise(text: str) -> str:
+    """Collapse whitespace and unify quotes; the text is otherwise unchanged."""
+    text = text.replace('’', "'").replace('‘', "'").replace('“', '"').replace('”', '"')
+    return ' '.join(text.split())
+
+
+def _strip_filler(text: str) -> str:
+    previous = None
+    text = text.strip(' "\'()[]')
+    while previous != text:
+        previous = text
+        text = _LEADING_FILLER.sub('', text).strip(' "\'()[]')
+    return text
+
+
+def _pieces(text: str) -> list[tuple[str, str]]:
+    """(marker, text) pieces in order; marker '' for pieces opened by no connective."""
+    pieces: list[tuple[str, str]] = []
+    for chunk in _PUNCT.split(normalise(text)):
+        for part in _SEPARATOR.split(chunk):
+            part = part.strip()
+            if not part:
+                continue
+            # Cut before every marker; the marker goes with the text after it.
+            cuts = [m for m in _MARKER.finditer(part)]
+            start, marker = 0, ''
+            for m in cuts:
+                before = part[start:m.start()].strip()
+                if before:
+                    pieces.append((marker, before))
+                elif marker:
+                    # two markers in a row ("once when ..."): keep the first
+                    continue
+                marker, start = ' '.join(m.group(1).lower().split()), m.end()
+            rest = part[start:].strip()
+            if rest:
+                pieces.append((marker, rest))
+    return pieces
+
+
+def split_clauses(text: str) -> list[Clause]:
+    """The request's clauses in order, with roles, negation and gating conditions."""
+    clauses: list[Clause] = []
+    pending_condition = ''
+    for marker, piece in _pieces(text):
+        body = _strip_filler(piece)
+        if not body or not re.search(r'[A-Za-z0-9]', body):
+            continue
+        role = 'condition' if marker in CONDITION_MARKERS else 'action'
+        negated = bool(NEGATIONS.search(body))
+        condition = ''
+        if role == 'condition':
+            pending_condition = body
+            # An action clause that precedes its condition ("land if X") is gated too.
+            if clauses and clauses[-1].role == 'action' and not clauses[-1].condition and marker != 'until':
+                last = clauses[-1]
+                clauses[-1] = Clause(last.index, last.text, last.role, last.marker, last.negated, body)
+        elif pending_condition:
+            condition, pending_condition = pending_condition, ''
+        clauses.append(Clause(len(clauses), body, role, marker, negated, condition))
+    return clauses
+
+
+def fragments(text: str) -> list[str]:
+    """The CDBv3 query set: the full prompt first, then unique non-empty clause texts."""
+    full = normalise(text)
+    out: list[str] = [full] if full else []
+    seen = {full.lower()}
+    for clause in split_clauses(text):
+        key = clause.text.lower()
+        if key not in seen:
+            seen.add(key)
+            out.append(clause.text)
+    return out

@@ -1,0 +1,78 @@
+"""The router's configuration: one validated object built from ``config/router.yaml``.
+
+The file is a ROS 2 parameters file (``router_node: ros__parameters: {...}``), so
+the same file configures the node (launch, ``--params-file``) and the
+in-process CLI and evaluation.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pydantic
+from pydantic import BaseModel, ConfigDict, Field
+
+from tool_router.errors import ConfigError
+from tool_router.paths import config_path
+from tool_router.policies.cdb import CDBv1Params, CDBv2Params, CDBv3Params
+from tool_router.yaml_util import line_of, load_yaml_with_lines
+
+NODE_NAME = 'router_node'
+
+
+class RouterConfig(BaseModel):
+    """Everything the router needs; defaults are the shipped configuration."""
+
+    model_config = ConfigDict(extra='forbid')
+
+    policy: str = Field('cdbv3', description='Default routing policy.')
+    catalog: str = Field('', description="Catalog file; '' = the shipped config/catalog.yaml.")
+    model: str = Field('all-MiniLM-L6-v2', description='sentence-transformers model name or local path.')
+    device: str = Field('auto', description='auto (CUDA when available, else CPU), cpu, cuda, cuda:N.')
+    chroma_path: str = Field('', description="Persistent index directory; '' = $ROS_HOME/tool_router/chroma, "
+                                             "':memory:' = ephemeral.")
+    chroma_url: str = Field('', description="Chroma server URL (http://host:port); overrides chroma_path.")
+    chroma_prefix: str = Field('tool-router', description='Collection name prefix.')
+    max_text_length: int = Field(2000, ge=1, le=100_000, description='Longest accepted request, in characters.')
+    max_tools: int = Field(8, ge=1, le=42, description='Default bound on the answer size.')
+    request_topic: str = Field('/tool_router/requests', description='Input topic of Request messages.')
+    selection_topic: str = Field('/tool_router/selected', description='Output topic of SelectedCapabilities.')
+    diagnostics_period_s: float = Field(2.0, gt=0, description='Period of /diagnostics messages.')
+    cdbv1: CDBv1Params = Field(default_factory=CDBv1Params)
+    cdbv2: CDBv2Params = Field(default_factory=CDBv2Params)
+    cdbv3: CDBv3Params = Field(default_factory=CDBv3Params)
+
+    def resolved_catalog(self) -> Path:
+        return Path(self.catalog) if self.catalog else config_path('catalog.yaml')
+
+
+def _ros_parameters(data: Any, path: Path) -> tuple[dict[str, Any], list[Any]]:
+    if not isinstance(data, dict):
+        raise ConfigError('expected a ROS parameters file (router_node: ros__parameters: ...)', where=str(path))
+    for key in (NODE_NAME, f'/{NODE_NAME}', '/**'):
+        section = data.get(key)
+        if isinstance(section, dict) and isinstance(section.get('ros__parameters'), dict):
+            return section['ros__parameters'], [key, 'ros__parameters']
+    raise ConfigError(f'no {NODE_NAME}.ros__parameters section', where=str(path))
+
+
+def load_router_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> RouterConfig:
+    """Read and validate the router configuration; ``overrides`` are dotted names (``cdbv3.gap``)."""
+    path = Path(path) if path else config_path('router.yaml')
+    data, node = load_yaml_with_lines(path, ConfigError)
+    params, prefix = _ros_parameters(data, path)
+    params = {k: (dict(v) if isinstance(v, dict) else v) for k, v in params.items()}
+    for dotted, value in (overrides or {}).items():
+        target = params
+        *parents, leaf = dotted.split('.')
+        for part in parents:
+            target = target.setdefault(part, {})
+        target[leaf] = value
+    try:
+        return RouterConfig.model_validate(params)
+    except pydantic.ValidationError as exc:
+        first = exc.errors()[0]
+        line = line_of(node, prefix + list(first['loc']))
+        field = '.'.join(str(p) for p in first['loc'])
+        raise ConfigError(f"parameter {field}: {first['msg']}",
+                          where=f'{path}:{line}' if line else str(path)) from None

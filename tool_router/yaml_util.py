@@ -1,0 +1,45 @@
+"""YAML loading that keeps line numbers, so that validation errors can name them."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+import yaml
+
+from tool_router.errors import ToolRouterError
+
+
+def load_yaml_with_lines(path: Path, error: type[ToolRouterError]) -> tuple[Any, yaml.Node | None]:
+    """Return (data, node tree) of a YAML file, raising ``error`` on I/O or syntax problems."""
+    try:
+        text = Path(path).read_text(encoding='utf-8')
+    except FileNotFoundError:
+        raise error('file not found', where=str(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f'cannot read file: {exc}', where=str(path)) from None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, 'problem_mark', None)
+        where = f'{path}:{mark.line + 1}' if mark else str(path)
+        problem = getattr(exc, 'problem', None) or str(exc)
+        raise error(f'invalid YAML: {problem}', where=where) from None
+    return data, node
+
+
+def line_of(node: yaml.Node | None, loc: Sequence[Any]) -> int | None:
+    """1-based line of the deepest node reachable along ``loc`` (a pydantic error location)."""
+    line = node.start_mark.line + 1 if node is not None else None
+    for key in loc:
+        if isinstance(node, yaml.MappingNode):
+            match = [v for k, v in node.value if getattr(k, 'value', None) == key]
+            if not match:
+                break
+            node = match[0]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            node = node.value[key]
+        else:
+            break
+        line = node.start_mark.line + 1
+    return line
