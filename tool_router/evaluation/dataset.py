@@ -1,0 +1,136 @@
+"""Annotated request datasets (JSONL) and their validation and split.
+
+One object per line::
+
+    {"id": "a001", "level": "direct", "request": "land the drone", "tools": ["land"]}
+
+Extra keys are allowed and kept. Rules (``ANNOTATION.md``): level sizes
+direct=1, consequential=2, compound>=3, out_of_scope=0; tool lists sorted,
+unique, inside the catalog; ids unique; no duplicate request texts.
+"""
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any, Iterable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tool_router.catalog import Catalog
+from tool_router.errors import DatasetError
+
+LEVELS = ('direct', 'consequential', 'compound')
+ALL_LEVELS = LEVELS + ('out_of_scope',)
+
+
+class Example(BaseModel):
+    """One annotated request."""
+
+    model_config = ConfigDict(extra='allow', frozen=True)
+
+    id: str = Field(min_length=1)
+    level: str
+    request: str = Field(min_length=1)
+    tools: tuple[str, ...]
+
+
+def _size_ok(level: str, n: int) -> bool:
+    return {'direct': n == 1, 'consequential': n == 2, 'compound': n >= 3, 'out_of_scope': n == 0}[level]
+
+
+def check_example(raw: Any, catalog: Catalog | None) -> Example:
+    """Validate one parsed line; raise ``ValueError`` with the reason."""
+    if not isinstance(raw, dict):
+        raise ValueError('line is not a JSON object')
+    for key in ('id', 'level', 'request', 'tools'):
+        if key not in raw:
+            raise ValueError(f'missing key {key!r}')
+    if raw['level'] not in ALL_LEVELS:
+        raise ValueError(f"unknown level {raw['level']!r} (expected one of {', '.join(ALL_LEVELS)})")
+    tools = raw['tools']
+    if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
+        raise ValueError('tools must be a list of names')
+    if catalog is not None:
+        unknown = [t for t in tools if t not in catalog]
+        if unknown:
+            raise ValueError(f'unknown tool name(s): {", ".join(unknown)}')
+    if len(set(tools)) != len(tools):
+        raise ValueError('duplicate tool in the set')
+    if list(tools) != sorted(tools):
+        raise ValueError('tools are not sorted')
+    if not _size_ok(raw['level'], len(tools)):
+        raise ValueError(f"level {raw['level']} cannot have {len(tools)} tool(s)")
+    if not isinstance(raw['request'], str) or not raw['request'].strip():
+        raise ValueError('request is empty')
+    return Example.model_validate({**raw, 'tools': tuple(tools)})
+
+
+def load_jsonl(path: str | Path, catalog: Catalog | None = None) -> list[Example]:
+    """Load and validate a JSONL dataset; :class:`DatasetError` names the first bad line."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding='utf-8').splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DatasetError(f'cannot read dataset: {exc}', where=str(path)) from None
+    examples: list[Example] = []
+    ids: dict[str, int] = {}
+    texts: dict[str, int] = {}
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        where = f'{path}:{number}'
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f'invalid JSON: {exc.msg} at column {exc.colno}', where=where) from None
+        try:
+            example = check_example(raw, catalog)
+        except ValueError as exc:
+            raise DatasetError(str(exc).splitlines()[0], where=where) from None
+        if example.id in ids:
+            raise DatasetError(f'duplicate id {example.id!r} (first on line {ids[example.id]})', where=where)
+        key = ' '.join(example.request.lower().split())
+        if key in texts:
+            raise DatasetError(f'duplicate request text (first on line {texts[key]})', where=where)
+        ids[example.id], texts[key] = number, number
+        examples.append(example)
+    if not examples:
+        raise DatasetError('dataset has no requests', where=str(path))
+    return examples
+
+
+def write_jsonl(examples: Iterable[Example], path: str | Path) -> None:
+    with Path(path).open('w', encoding='utf-8') as fh:
+        for ex in examples:
+            fh.write(json.dumps(ex.model_dump(mode='json'), ensure_ascii=False) + '\n')
+
+
+def split(examples: list[Example], test_fraction: float = 0.4, seed: int = 20261130) -> tuple[list[Example], list[Example]]:
+    """Stratified by level: (dev, test), each in the original order."""
+    rng = random.Random(seed)
+    by_level: dict[str, list[int]] = defaultdict(list)
+    for i, ex in enumerate(examples):
+        by_level[ex.level].append(i)
+    test_idx: set[int] = set()
+    for level in sorted(by_level):
+        idx = by_level[level][:]
+        rng.shuffle(idx)
+        test_idx.update(idx[:round(len(idx) * test_fraction)])
+    dev = [ex for i, ex in enumerate(examples) if i not in test_idx]
+    test = [ex for i, ex in enumerate(examples) if i in test_idx]
+    return dev, test
+
+
+def coverage(examples: Iterable[Example]) -> dict[str, Any]:
+    """Counts per level and per tool (and per tool per level)."""
+    examples = list(examples)
+    per_tool: Counter[str] = Counter()
+    per_tool_level: dict[str, Counter[str]] = defaultdict(Counter)
+    for ex in examples:
+        for t in ex.tools:
+            per_tool[t] += 1
+            per_tool_level[t][ex.level] += 1
+    return {'n': len(examples), 'levels': dict(Counter(ex.level for ex in examples)),
+            'per_tool': dict(per_tool), 'per_tool_level': {t: dict(c) for t, c in per_tool_level.items()}}
