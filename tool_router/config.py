@@ -29,8 +29,8 @@ class RouterConfig(BaseModel):
     catalog: str = Field('', description="Catalog file; '' = the shipped config/catalog.yaml.")
     model: str = Field('all-MiniLM-L6-v2', description='sentence-transformers model name or local path.')
     device: str = Field('auto', description='auto (CUDA when available, else CPU), cpu, cuda, cuda:N.')
-    chroma_path: str = Field('', description="Persistent index directory; '' = $ROS_HOME/tool_router/chroma, "
-                                             "':memory:' = ephemeral.")
+    chroma_path: str = Field('', description="Persistent index directory; '' = $ROS_HOME/tool_router/chroma.")
+    chroma_ephemeral: bool = Field(False, description='Keep the index in memory only (tests, read-only disks).')
     chroma_url: str = Field('', description="Chroma server URL (http://host:port); overrides chroma_path.")
     chroma_prefix: str = Field('tool-router', description='Collection name prefix.')
     max_text_length: int = Field(2000, ge=1, le=100_000, description='Longest accepted request, in characters.')

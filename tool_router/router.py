@@ -102,7 +102,7 @@ class Router:
         c = self.config
         if c.chroma_url:
             return CatalogIndex(self.catalog, encoder, open_client(url=c.chroma_url), c.chroma_prefix)
-        if c.chroma_path == ':memory:':
+        if c.chroma_ephemeral:
             return CatalogIndex.ephemeral(self.catalog, encoder)
         path = c.chroma_path or str(ros_home() / 'tool_router' / 'chroma')
         try:
@@ -124,6 +124,10 @@ class Router:
                 raise RequestError(f'unknown policy {name!r}', hint=self.policy_hint())
             self._policies[name] = POLICIES[name](self)
         return self._policies[name]
+
+    def reset_policies(self) -> None:
+        """Forget built policies, e.g. after their constants changed."""
+        self._policies.clear()
 
     def route(self, text: Any, policy: str = '', max_tools: int = 0, request_id: str = '') -> RouteResult:
         """Route one request; raise :class:`RequestError` for bad input."""

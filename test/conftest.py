@@ -1,0 +1,54 @@
+"""Shared fixtures. Real parts: the shipped catalog, the real MiniLM encoder, real Chroma, real DDS.
+
+Every test session gets its own ROS domain and keeps DDS discovery on the
+loopback interface, so concurrent runs do not see each other's nodes.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+os.environ.setdefault('ROS_DOMAIN_ID', str(1 + os.getpid() % 100))
+os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+os.environ.setdefault('HF_HUB_OFFLINE', '1')
+os.environ.setdefault('TOKENIZERS_PARALLELISM', 'false')
+os.environ.setdefault('MPLBACKEND', 'Agg')
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+@pytest.fixture(scope='session')
+def catalog():
+    from tool_router.catalog import load_catalog
+    return load_catalog(ROOT / 'config' / 'catalog.yaml')
+
+
+@pytest.fixture(scope='session')
+def encoder():
+    from tool_router.embeddings import SentenceTransformerEncoder
+    return SentenceTransformerEncoder('all-MiniLM-L6-v2', 'cpu')
+
+
+@pytest.fixture(scope='session')
+def index(catalog, encoder):
+    from tool_router.index import CatalogIndex
+    return CatalogIndex.ephemeral(catalog, encoder)
+
+
+@pytest.fixture(scope='session')
+def router(index):
+    """The shipped configuration over an in-memory index."""
+    from tool_router.config import load_router_config
+    from tool_router.router import Router
+    return Router(load_router_config(overrides={'chroma_ephemeral': True}), index=index)
+
+
+@pytest.fixture
+def ros_home(tmp_path, monkeypatch):
+    monkeypatch.setenv('ROS_HOME', str(tmp_path / 'ros_home'))
+    return tmp_path / 'ros_home'

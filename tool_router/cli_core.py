@@ -1,0 +1,190 @@
+"""Core sub-commands: route (in-process), call (over ROS), serve, dataset."""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+
+def add_config_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument('--config', help='router parameters file (default: the shipped config/router.yaml)')
+    p.add_argument('--set', action='append', default=[], metavar='NAME=VALUE',
+                   help='override a parameter, e.g. --set cdbv3.gap=0.3 (repeatable)')
+
+
+def parse_overrides(items: list[str]) -> dict[str, Any]:
+    import yaml
+    from tool_router.errors import ConfigError
+    out: dict[str, Any] = {}
+    for item in items:
+        if '=' not in item:
+            raise ConfigError(f'--set expects NAME=VALUE, got {item!r}')
+        name, value = item.split('=', 1)
+        out[name.strip()] = yaml.safe_load(value)
+    return out
+
+
+def router_from_args(args: argparse.Namespace, **extra: Any) -> Any:
+    from tool_router.config import load_router_config
+    from tool_router.router import Router
+    config = load_router_config(args.config, {**parse_overrides(args.set), **extra})
+    return Router(config)
+
+
+def cmd_route(args: argparse.Namespace) -> int:
+    from tool_router.cli import print_json
+    router = router_from_args(args)
+    result = router.route(args.text, args.policy or '', args.max_tools)
+    if args.json:
+        print_json({'request_id': result.request_id, 'tools': result.tools, 'scores': result.scores,
+                    'policy': result.policy, 'latency_ms': round(result.latency_ms, 3),
+                    'fallback_used': result.fallback_used, 'fallback_reason': result.fallback_reason,
+                    'dropped': result.dropped, 'explanation': result.explanation()})
+    else:
+        _print_tools(result.tools, result.scores, result.policy, result.latency_ms)
+    return 0
+
+
+def _print_tools(tools: list[str], scores: list[float], policy: str, latency_ms: float) -> None:
+    if not tools:
+        print(f'(no tool) [{policy}, {latency_ms:.1f} ms]')
+    for tool, score in zip(tools, scores):
+        print(f'{tool:22s} {score:.3f}')
+    if tools:
+        print(f'[{policy}, {latency_ms:.1f} ms]')
+
+
+def cmd_call(args: argparse.Namespace) -> int:
+    from tool_router.cli import print_json
+    from tool_router.nodes.client import call_route
+    resp = call_route(args.text, policy=args.policy or '', max_tools=args.max_tools, timeout_s=args.timeout)
+    if args.json:
+        print_json({'success': resp.success, 'message': resp.message, 'request_id': resp.request_id,
+                    'tools': list(resp.tools), 'scores': [round(float(s), 4) for s in resp.scores],
+                    'policy': resp.policy, 'fallback_used': resp.fallback_used,
+                    'latency_ms': round(resp.latency_ms, 3), 'dropped': list(resp.dropped)})
+    elif not resp.success:
+        print(f'tool-router: request refused: {resp.message}', file=sys.stderr)
+    else:
+        _print_tools(list(resp.tools), list(resp.scores), resp.policy, resp.latency_ms)
+    return 0 if resp.success else 1
+
+
+def node_command(name: str, params: list[str]) -> list[str]:
+    """Command line that runs one of the package's nodes with this interpreter."""
+    cmd = [sys.executable, '-m', f'tool_router.nodes.{name}', '--ros-args']
+    for p in params:
+        cmd += ['--params-file', p] if p.endswith(('.yaml', '.yml')) else ['-p', p]
+    return cmd
+
+
+def serve_processes(args: argparse.Namespace) -> list[tuple[str, list[str]]]:
+    """(name, argv) of the nodes `serve` starts; other modules extend this list."""
+    params = [args.config] if args.config else []
+    params += args.param
+    procs = [('router_node', node_command('router_node', params))]
+    for hook in SERVE_HOOKS:
+        procs += hook(args)
+    return procs
+
+
+SERVE_HOOKS: list[Any] = []  # callables(args) -> [(name, argv)], added by other modules
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    procs = []
+    for name, argv in serve_processes(args):
+        print(f'starting {name}: {" ".join(argv)}', flush=True)
+        procs.append((name, subprocess.Popen(argv)))
+    stop = {'flag': False}
+
+    def _stop(*_: Any) -> None:
+        stop['flag'] = True
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    code = 0
+    try:
+        while not stop['flag']:
+            for name, proc in procs:
+                if proc.poll() is not None:
+                    print(f'{name} exited with code {proc.returncode}', file=sys.stderr)
+                    stop['flag'], code = True, proc.returncode or 1
+            time.sleep(0.2)
+    finally:
+        for _, proc in procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+        for _, proc in procs:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    return code
+
+
+def cmd_dataset(args: argparse.Namespace) -> int:
+    from tool_router.catalog import load_catalog
+    from tool_router.config import load_router_config
+    from tool_router.evaluation.dataset import coverage, load_jsonl, split, write_jsonl
+    catalog = load_catalog(load_router_config(args.config).resolved_catalog())
+    if args.action == 'check':
+        for path in args.files:
+            examples = load_jsonl(path, catalog)
+            cov = coverage(examples)
+            low = sorted((n, t) for t, n in cov['per_tool'].items())[:3]
+            missing = [t for t in catalog.names if t not in cov['per_tool']]
+            print(f"{path}: OK, {cov['n']} requests, levels {cov['levels']}, "
+                  f"least covered {low}, tools never used: {missing or 'none'}")
+        return 0
+    examples = load_jsonl(args.files[0], catalog)
+    dev, test = split(examples, args.test_fraction, args.seed)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    write_jsonl(dev, out / 'dev.jsonl')
+    write_jsonl(test, out / 'test.jsonl')
+    print(f'dev: {len(dev)}, test: {len(test)} -> {out}')
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser('route', help='route one request in-process (no ROS)')
+    p.add_argument('text')
+    p.add_argument('--policy', default='', help='policy name (default: configured)')
+    p.add_argument('--max-tools', type=int, default=0)
+    p.add_argument('--json', action='store_true', help='print the full result as JSON')
+    add_config_args(p)
+    p.set_defaults(handler=cmd_route)
+
+    p = sub.add_parser('call', help='call /route_request on a running router node')
+    p.add_argument('text')
+    p.add_argument('--policy', default='')
+    p.add_argument('--max-tools', type=int, default=0)
+    p.add_argument('--timeout', type=float, default=30.0, help='seconds to wait for the service')
+    p.add_argument('--json', action='store_true')
+    p.set_defaults(handler=cmd_call)
+
+    p = sub.add_parser('serve', help='start the router node (and the executor / simulator)')
+    p.add_argument('--config', help='router parameters file')
+    p.add_argument('--param', action='append', default=[], metavar='NAME:=VALUE',
+                   help='extra node parameter, ROS syntax (repeatable)')
+    p.set_defaults(handler=cmd_serve)
+    for hook in SERVE_ARGUMENT_HOOKS:
+        hook(p)
+
+    p = sub.add_parser('dataset', help='check or split an annotated JSONL dataset')
+    p.add_argument('action', choices=['check', 'split'])
+    p.add_argument('files', nargs='+')
+    p.add_argument('--out', default='.', help='split: output directory for dev.jsonl / test.jsonl')
+    p.add_argument('--test-fraction', type=float, default=0.4)
+    p.add_argument('--seed', type=int, default=20261130)
+    p.add_argument('--config')
+    p.set_defaults(handler=cmd_dataset)
+
+
+SERVE_ARGUMENT_HOOKS: list[Any] = []  # callables(parser) adding serve options, from other modules
+

@@ -1,0 +1,51 @@
+"""A real rclpy client of /route_request (used by ``tool-router call`` and live evaluation)."""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import rclpy
+from rclpy.node import Node
+
+from tool_router.errors import ToolRouterError
+from tool_router.srv import RouteRequest
+
+
+class RouteClient:
+    """Owns a node and a client; call :meth:`close` (or use as a context manager)."""
+
+    def __init__(self, service: str = '/route_request', wait_s: float = 30.0) -> None:
+        self._own_context = not rclpy.ok()
+        if self._own_context:
+            rclpy.init()
+        self.node = Node(f'tool_router_client_{int(time.time() * 1000) % 10_000_000}')
+        self.client = self.node.create_client(RouteRequest, service)
+        if not self.client.wait_for_service(timeout_sec=wait_s):
+            self.close()
+            raise ToolRouterError(f'service {service} not available after {wait_s:.0f} s',
+                                  hint='start the router with `tool-router serve`')
+
+    def call(self, text: str, policy: str = '', max_tools: int = 0, timeout_s: float = 30.0) -> Any:
+        req = RouteRequest.Request(text=text, policy=policy, max_tools=max(0, int(max_tools)))
+        future = self.client.call_async(req)
+        rclpy.spin_until_future_complete(self.node, future, timeout_sec=timeout_s)
+        if not future.done():
+            future.cancel()
+            raise ToolRouterError(f'no answer from /route_request within {timeout_s:.0f} s')
+        return future.result()
+
+    def close(self) -> None:
+        self.node.destroy_node()
+        if self._own_context:
+            rclpy.try_shutdown()
+
+    def __enter__(self) -> 'RouteClient':
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def call_route(text: str, policy: str = '', max_tools: int = 0, timeout_s: float = 30.0) -> Any:
+    with RouteClient(wait_s=timeout_s) as client:
+        return client.call(text, policy, max_tools, timeout_s)

@@ -1,0 +1,85 @@
+"""Shared ROS glue: spinning a node with clean shutdown, parameter declaration, time stamps."""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import rclpy
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+from rcl_interfaces.msg import ParameterDescriptor, ParameterType
+
+_TYPES = {bool: ParameterType.PARAMETER_BOOL, int: ParameterType.PARAMETER_INTEGER,
+          float: ParameterType.PARAMETER_DOUBLE, str: ParameterType.PARAMETER_STRING}
+
+
+def declare_from_dict(node: Node, values: dict[str, Any], descriptions: dict[str, str], prefix: str = '') -> None:
+    """Declare typed, described parameters from a (nested) dict of defaults."""
+    for key, value in values.items():
+        name = f'{prefix}{key}'
+        if isinstance(value, dict):
+            declare_from_dict(node, value, descriptions, f'{name}.')
+            continue
+        kind = _TYPES.get(type(value))
+        if kind is None:
+            continue
+        descriptor = ParameterDescriptor(type=kind, description=descriptions.get(name, ''),
+                                         dynamic_typing=isinstance(value, float))
+        node.declare_parameter(name, value, descriptor)
+
+
+def parameters_as_dict(node: Node, names: list[str]) -> dict[str, Any]:
+    """Nested dict of the current values of dotted parameter names."""
+    out: dict[str, Any] = {}
+    for name in names:
+        value = node.get_parameter(name).value
+        target = out
+        *parents, leaf = name.split('.')
+        for part in parents:
+            target = target.setdefault(part, {})
+        target[leaf] = value
+    return out
+
+
+def flatten(values: dict[str, Any], prefix: str = '') -> list[str]:
+    names: list[str] = []
+    for key, value in values.items():
+        if isinstance(value, dict):
+            names += flatten(value, f'{prefix}{key}.')
+        else:
+            names.append(f'{prefix}{key}')
+    return names
+
+
+def stamp_now(node: Node) -> Any:
+    return node.get_clock().now().to_msg()
+
+
+def spin(make_node: Callable[[], Node], args: list[str] | None = None, threads: int = 4) -> int:
+    """Init rclpy, build the node, spin a multi-threaded executor, shut down cleanly."""
+    rclpy.init(args=args)
+    node = None
+    code = 0
+    try:
+        node = make_node()
+        executor = MultiThreadedExecutor(num_threads=threads)
+        executor.add_node(node)
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return code
+
+
+def wait_for(predicate: Callable[[], bool], timeout_s: float, step_s: float = 0.05) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(step_s)
+    return predicate()

@@ -1,0 +1,277 @@
+"""The router node: serves /route_request and publishes selections for the executor.
+
+A lifecycle (managed) node: ``configure`` validates the parameters, loads the
+catalog, the embedding model and the index; ``activate`` starts serving;
+``deactivate`` answers requests with ``success=false``; ``cleanup`` drops the
+model. With ``autostart`` (default true) it configures and activates itself,
+since a plain ``ros2 run`` has no lifecycle manager.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from typing import Any
+
+import numpy as np
+import pydantic
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.lifecycle import LifecycleNode, State, TransitionCallbackReturn
+from rclpy.parameter import Parameter
+
+from tool_router.config import RouterConfig, load_router_config
+from tool_router.errors import ToolRouterError
+from tool_router.msg import Request, SelectedCapabilities
+from tool_router.nodes.common import declare_from_dict, flatten, parameters_as_dict, spin, stamp_now
+from tool_router.router import POLICIES, RouteResult, Router
+from tool_router.srv import RouteRequest
+
+# Parameters that need a new model/index: changed only while not active.
+RELOAD_PARAMS = {'catalog', 'model', 'device', 'chroma_path', 'chroma_url', 'chroma_prefix',
+                 'request_topic', 'selection_topic', 'diagnostics_period_s'}
+
+
+def _descriptions(model: type[pydantic.BaseModel], prefix: str = '') -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name, info in model.model_fields.items():
+        ann = info.annotation
+        if isinstance(ann, type) and issubclass(ann, pydantic.BaseModel):
+            out.update(_descriptions(ann, f'{prefix}{name}.'))
+        else:
+            out[f'{prefix}{name}'] = info.description or ''
+    return out
+
+
+def selection_message(result: RouteResult, stamp: Any) -> SelectedCapabilities:
+    """The executor's view of a decision, tools in clause (dispatch) order."""
+    d = result.decision
+    clause_of = d.clause_index if d else {}
+    conditions = d.conditions if d else {}
+    order = sorted(range(len(result.tools)),
+                   key=lambda i: (clause_of.get(result.tools[i], 10_000), i))
+    msg = SelectedCapabilities()
+    msg.stamp = stamp
+    msg.request_id = result.request_id
+    msg.request_text = result.text
+    msg.tools = [result.tools[i] for i in order]
+    msg.scores = [float(result.scores[i]) for i in order]
+    msg.policy = result.policy
+    msg.fallback_used = result.fallback_used
+    msg.clause_index = [int(clause_of.get(result.tools[i], -1)) for i in order]
+    msg.conditions = [conditions.get(result.tools[i], '') for i in order]
+    msg.explanation_json = json.dumps(result.explanation(), default=str)
+    return msg
+
+
+class RouterNode(LifecycleNode):
+    """Thin ROS glue over :class:`tool_router.router.Router`."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__('router_node', **kwargs)
+        self._defaults = load_router_config().model_dump(mode='json')
+        self._names = flatten(self._defaults)
+        declare_from_dict(self, self._defaults, _descriptions(RouterConfig))
+        self.declare_parameter('autostart', True)
+        self.router: Router | None = None
+        self.config: RouterConfig | None = None
+        self._active = False
+        self._latencies: deque[float] = deque(maxlen=500)
+        self._counts = {'ok': 0, 'rejected': 0, 'errors': 0}
+        self._lock = threading.Lock()
+        self._selection_pub = None
+        self._diag_pub = None
+        self._timer = None
+        self._error = ''
+        self._serve_group = MutuallyExclusiveCallbackGroup()
+        self._topic_group = MutuallyExclusiveCallbackGroup()
+        self._srv = self.create_service(RouteRequest, 'route_request', self._on_route,
+                                        callback_group=self._serve_group)
+        self._sub = None
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        if self.get_parameter('autostart').value:
+            self._autostart = self.create_timer(0.0, self._start_once, callback_group=ReentrantCallbackGroup())
+
+    # -- lifecycle ---------------------------------------------------------
+    def _start_once(self) -> None:
+        self._autostart.cancel()
+        self.destroy_timer(self._autostart)
+        if self.trigger_configure() == TransitionCallbackReturn.SUCCESS:
+            self.trigger_activate()
+        else:
+            self.get_logger().fatal(f'configuration failed, not serving: {self._error}')
+            raise SystemExit(1)
+
+    def _current_config(self) -> RouterConfig:
+        return RouterConfig.model_validate(parameters_as_dict(self, self._names))
+
+    def on_configure(self, state: State) -> TransitionCallbackReturn:
+        start = time.perf_counter()
+        try:
+            self.config = self._current_config()
+            self.router = Router(self.config)
+        except (ToolRouterError, pydantic.ValidationError) as exc:
+            self._error = str(exc).splitlines()[0] if isinstance(exc, pydantic.ValidationError) else str(exc)
+            self.get_logger().error(f'cannot configure: {self._error}')
+            return TransitionCallbackReturn.FAILURE
+        if self.router.index_warning:
+            self.get_logger().warning(self.router.index_warning)
+        c = self.config
+        self._selection_pub = self.create_lifecycle_publisher(SelectedCapabilities, c.selection_topic, 10)
+        self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self._sub = self.create_subscription(Request, c.request_topic, self._on_request, 50,
+                                             callback_group=self._topic_group)
+        self._timer = self.create_timer(c.diagnostics_period_s, self._publish_diagnostics)
+        h = self.router.health()
+        self.get_logger().info(
+            f"configured in {time.perf_counter() - start:.1f} s: {h['catalog_size']} tools, model "
+            f"{h['model']} on {h['device']}, index {h['index_state']}, default policy {c.policy}")
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_activate(self, state: State) -> TransitionCallbackReturn:
+        self._active = True
+        self.get_logger().info('serving /route_request')
+        return super().on_activate(state)
+
+    def on_deactivate(self, state: State) -> TransitionCallbackReturn:
+        self._active = False
+        return super().on_deactivate(state)
+
+    def on_cleanup(self, state: State) -> TransitionCallbackReturn:
+        self._teardown()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_shutdown(self, state: State) -> TransitionCallbackReturn:
+        self._active = False
+        self._teardown()
+        return TransitionCallbackReturn.SUCCESS
+
+    def _teardown(self) -> None:
+        for entity, destroy in ((self._sub, self.destroy_subscription), (self._timer, self.destroy_timer),
+                                (self._selection_pub, self.destroy_lifecycle_publisher),
+                                (self._diag_pub, self.destroy_publisher)):
+            if entity is not None:
+                destroy(entity)
+        self._sub = self._timer = self._selection_pub = self._diag_pub = None
+        self.router = None
+
+    def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
+        changed = {p.name: p.value for p in params}
+        if self._active and RELOAD_PARAMS & set(changed):
+            names = ', '.join(sorted(RELOAD_PARAMS & set(changed)))
+            return SetParametersResult(successful=False,
+                                       reason=f'{names} need a reload: deactivate, cleanup and configure')
+        if not any(n in self._names for n in changed):
+            return SetParametersResult(successful=True)
+        merged = parameters_as_dict(self, self._names)
+        for name, value in changed.items():
+            if name not in self._names:
+                continue
+            target = merged
+            *parents, leaf = name.split('.')
+            for part in parents:
+                target = target[part]
+            target[leaf] = value
+        try:
+            new = RouterConfig.model_validate(merged)
+        except pydantic.ValidationError as exc:
+            return SetParametersResult(successful=False, reason=str(exc).splitlines()[0:3][-1].strip())
+        if self.router is not None:
+            if new.policy not in POLICIES:
+                return SetParametersResult(successful=False, reason=f'unknown policy {new.policy!r}')
+            self.router.config = new
+            self.router.reset_policies()  # rebuilt lazily with the new constants
+        self.config = new
+        return SetParametersResult(successful=True)
+
+    # -- serving -----------------------------------------------------------
+    def _route(self, text: Any, policy: str, max_tools: int, request_id: str = '') -> RouteResult:
+        if not self._active or self.router is None:
+            raise ToolRouterError('router is not active', hint='activate the lifecycle node')
+        return self.router.route(text, policy, max_tools, request_id)
+
+    def _on_route(self, request: RouteRequest.Request, response: RouteRequest.Response) -> RouteRequest.Response:
+        start = time.perf_counter()
+        try:
+            result = self._route(request.text, request.policy, int(request.max_tools))
+        except ToolRouterError as exc:
+            with self._lock:
+                self._counts['rejected'] += 1
+            response.success = False
+            response.message = str(exc)
+            return response
+        except Exception as exc:  # noqa: BLE001 - never let a request kill the service
+            with self._lock:
+                self._counts['errors'] += 1
+            self.get_logger().error(f'routing failed: {exc!r}')
+            response.success = False
+            response.message = f'internal error: {exc}'
+            return response
+        response.success = True
+        response.message = '' if result.tools else 'no tool serves this request'
+        response.request_id = result.request_id
+        response.tools = result.tools
+        response.scores = [float(s) for s in result.scores]
+        response.policy = result.policy
+        response.fallback_used = result.fallback_used
+        response.fallback_reason = result.fallback_reason
+        response.dropped = result.dropped
+        response.explanation_json = json.dumps(result.explanation(), default=str)
+        self._publish(result)
+        response.latency_ms = (time.perf_counter() - start) * 1000.0
+        with self._lock:
+            self._counts['ok'] += 1
+            self._latencies.append(response.latency_ms)
+        return response
+
+    def _on_request(self, msg: Request) -> None:
+        try:
+            result = self._route(msg.text, msg.policy, 0, msg.request_id)
+        except ToolRouterError as exc:
+            with self._lock:
+                self._counts['rejected'] += 1
+            self.get_logger().warning(f'request {msg.request_id or "?"} rejected: {exc}')
+            return
+        with self._lock:
+            self._counts['ok'] += 1
+            self._latencies.append(result.latency_ms)
+        self._publish(result)
+
+    def _publish(self, result: RouteResult) -> None:
+        if result.tools and self._selection_pub is not None:
+            self._selection_pub.publish(selection_message(result, stamp_now(self)))
+
+    def _publish_diagnostics(self) -> None:
+        if self._diag_pub is None:
+            return
+        status = DiagnosticStatus(name='tool_router: router', hardware_id='tool_router')
+        values = dict(self.router.health()) if self.router else {}
+        with self._lock:
+            lat = np.array(self._latencies) if self._latencies else None
+            values.update({k: str(v) for k, v in self._counts.items()})
+        if lat is not None:
+            for q in (50, 90, 99):
+                values[f'latency_p{q}_ms'] = f'{np.percentile(lat, q):.2f}'
+        values['active'] = str(self._active)
+        if not self._active:
+            status.level, status.message = DiagnosticStatus.WARN, 'not active'
+        elif values.get('index_warning'):
+            status.level, status.message = DiagnosticStatus.WARN, 'serving from an in-memory index'
+        else:
+            status.level, status.message = DiagnosticStatus.OK, 'serving'
+        status.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
+        self._diag_pub.publish(DiagnosticArray(header=self._header(), status=[status]))
+
+    def _header(self) -> Any:
+        from std_msgs.msg import Header
+        return Header(stamp=stamp_now(self))
+
+
+def main(args: list[str] | None = None) -> int:
+    return spin(RouterNode, args)
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())
