@@ -32,6 +32,8 @@ from tool_router.errors import CatalogError
 from tool_router.yaml_util import line_of, load_yaml_with_lines
 
 NAME_PATTERN = re.compile(r'^[a-z][a-z0-9_]*$')
+_TOOL_NAME = re.compile(r'\b[a-z0-9]+_[a-z0-9_]+\b')
+_SENTENCE = re.compile(r'(?<=[.!?])\s+')
 
 
 class Kind(str, Enum):
@@ -102,8 +104,15 @@ class Tool(BaseModel):
 
     @property
     def document(self) -> str:
-        """The text indexed for this tool as a whole (name, summary, description)."""
-        return f"{self.name.replace('_', ' ')}: {self.summary} {self.description}"
+        """The text indexed for this tool as a whole: name, summary and description.
+
+        Description sentences that point to a neighbouring tool by name ("landing
+        on a pad is precision_landing") help a reader or an LLM, but would pull
+        this tool's embedding towards the neighbour, so they are left out.
+        """
+        sentences = _SENTENCE.split(self.description)
+        own = ' '.join(s for s in sentences if not _TOOL_NAME.search(s))
+        return f"{self.name.replace('_', ' ')}: {self.summary} {own}".strip()
 
 
 class Catalog(BaseModel):

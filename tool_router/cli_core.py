@@ -84,23 +84,24 @@ def node_command(name: str, params: list[str]) -> list[str]:
 
 
 def serve_processes(args: argparse.Namespace) -> list[tuple[str, list[str]]]:
-    """(name, argv) of the nodes `serve` starts; other modules extend this list."""
+    """(name, argv) of the nodes `serve` starts: router, executor, and with --sim the simulator."""
     params = [args.config] if args.config else []
     params += args.param
     procs = [('router_node', node_command('router_node', params))]
-    for hook in SERVE_HOOKS:
-        procs += hook(args)
+    if not getattr(args, 'no_executor', False):
+        exec_params = [args.executor_config] if getattr(args, 'executor_config', None) else []
+        if getattr(args, 'mode', None):
+            exec_params.append(f'mode:={args.mode}')
+        exec_params += getattr(args, 'executor_param', [])
+        procs.append(('executor_node', node_command('executor_node', exec_params)))
+    if getattr(args, 'sim', False):
+        procs.append(('sim_vehicle', node_command('sim_vehicle', [])))
     return procs
 
 
-SERVE_HOOKS: list[Any] = []  # callables(args) -> [(name, argv)], added by other modules
-
-
 def cmd_serve(args: argparse.Namespace) -> int:
-    procs = []
-    for name, argv in serve_processes(args):
-        print(f'starting {name}: {" ".join(argv)}', flush=True)
-        procs.append((name, subprocess.Popen(argv)))
+    """Start the nodes as child processes; Ctrl-C (or one child exiting) stops them all."""
+    procs: list[tuple[str, subprocess.Popen]] = []
     stop = {'flag': False}
 
     def _stop(*_: Any) -> None:
@@ -109,6 +110,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, _stop)
     code = 0
     try:
+        for name, argv in serve_processes(args):
+            print(f'starting {name}: {" ".join(argv)}', flush=True)
+            # own process group: the terminal's Ctrl-C reaches only us, we stop the children
+            procs.append((name, subprocess.Popen(argv, start_new_session=True)))
         while not stop['flag']:
             for name, proc in procs:
                 if proc.poll() is not None:
@@ -119,11 +124,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         for _, proc in procs:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGINT)
-        for _, proc in procs:
+        deadline = time.monotonic() + 10.0
+        for name, proc in procs:
             try:
-                proc.wait(timeout=10)
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
+                print(f'{name} did not stop within 10 s: killed', file=sys.stderr)
                 proc.kill()
+                proc.wait()
     return code
 
 
@@ -171,10 +179,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser('serve', help='start the router node (and the executor / simulator)')
     p.add_argument('--config', help='router parameters file')
     p.add_argument('--param', action='append', default=[], metavar='NAME:=VALUE',
-                   help='extra node parameter, ROS syntax (repeatable)')
+                   help='extra router parameter, ROS syntax (repeatable)')
+    p.add_argument('--sim', action='store_true', help='also start the simulated vehicle')
+    p.add_argument('--mode', choices=['execute', 'dry_run', 'shadow'],
+                   help='executor mode (default: from the executor config)')
+    p.add_argument('--executor-config', help='executor parameters file')
+    p.add_argument('--executor-param', action='append', default=[], metavar='NAME:=VALUE',
+                   help='extra executor parameter, ROS syntax (repeatable)')
+    p.add_argument('--no-executor', action='store_true', help='start the router only')
     p.set_defaults(handler=cmd_serve)
-    for hook in SERVE_ARGUMENT_HOOKS:
-        hook(p)
 
     p = sub.add_parser('dataset', help='check or split an annotated JSONL dataset')
     p.add_argument('action', choices=['check', 'split'])
@@ -185,6 +198,4 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument('--config')
     p.set_defaults(handler=cmd_dataset)
 
-
-SERVE_ARGUMENT_HOOKS: list[Any] = []  # callables(parser) adding serve options, from other modules
 

@@ -13,6 +13,7 @@ import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
 from tool_router.errors import ConfigError
+from tool_router.llm.settings import HybridParams, LLMParams
 from tool_router.paths import config_path
 from tool_router.policies.cdb import CDBv1Params, CDBv2Params, CDBv3Params
 from tool_router.yaml_util import line_of, load_yaml_with_lines
@@ -41,6 +42,10 @@ class RouterConfig(BaseModel):
     cdbv1: CDBv1Params = Field(default_factory=CDBv1Params)
     cdbv2: CDBv2Params = Field(default_factory=CDBv2Params)
     cdbv3: CDBv3Params = Field(default_factory=CDBv3Params)
+    llm: LLMParams = Field(default_factory=LLMParams,
+                           description='LLM endpoint (off by default: no url, allow_remote false).')
+    hybrid: HybridParams = Field(default_factory=HybridParams,
+                                 description='Local policy first, LLM when uncertain.')
 
     def resolved_catalog(self) -> Path:
         return Path(self.catalog) if self.catalog else config_path('catalog.yaml')

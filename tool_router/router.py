@@ -32,6 +32,20 @@ POLICIES: dict[str, PolicyFactory] = {
 }
 
 
+def _llm_policy(router: 'Router') -> Policy:
+    from tool_router.policies.llm import LLMPolicy  # lazy: httpx only when used
+    return LLMPolicy.from_router(router)
+
+
+def _hybrid_policy(router: 'Router') -> Policy:
+    from tool_router.policies.hybrid import HybridPolicy  # lazy: httpx only when used
+    return HybridPolicy.from_router(router)
+
+
+POLICIES['llm'] = _llm_policy
+POLICIES['hybrid'] = _hybrid_policy
+
+
 def register_policy(name: str, factory: PolicyFactory) -> None:
     """Make a policy available by name (used by the optional policies' modules)."""
     POLICIES[name] = factory

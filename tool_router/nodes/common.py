@@ -59,21 +59,21 @@ def spin(make_node: Callable[[], Node], args: list[str] | None = None, threads: 
     """Init rclpy, build the node, spin a multi-threaded executor, shut down cleanly."""
     rclpy.init(args=args)
     node = None
-    code = 0
     try:
         node = make_node()
+        startup = getattr(node, 'startup', None)
+        if startup is not None and not startup():
+            return 1
         executor = MultiThreadedExecutor(num_threads=threads)
         executor.add_node(node)
         executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
-    except SystemExit as exc:
-        code = int(exc.code or 0)
     finally:
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
-    return code
+    return 0
 
 
 def wait_for(predicate: Callable[[], bool], timeout_s: float, step_s: float = 0.05) -> bool:

@@ -18,7 +18,7 @@ import numpy as np
 import pydantic
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import SetParametersResult
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.lifecycle import LifecycleNode, State, TransitionCallbackReturn
 from rclpy.parameter import Parameter
 
@@ -91,18 +91,18 @@ class RouterNode(LifecycleNode):
                                         callback_group=self._serve_group)
         self._sub = None
         self.add_on_set_parameters_callback(self._on_set_parameters)
-        if self.get_parameter('autostart').value:
-            self._autostart = self.create_timer(0.0, self._start_once, callback_group=ReentrantCallbackGroup())
 
     # -- lifecycle ---------------------------------------------------------
-    def _start_once(self) -> None:
-        self._autostart.cancel()
-        self.destroy_timer(self._autostart)
+    def startup(self) -> bool:
+        """Configure and activate when ``autostart`` is set; False if configuration failed."""
+        if not self.get_parameter('autostart').value:
+            self.get_logger().info('waiting for lifecycle transitions (autostart is false)')
+            return True
         if self.trigger_configure() == TransitionCallbackReturn.SUCCESS:
             self.trigger_activate()
-        else:
-            self.get_logger().fatal(f'configuration failed, not serving: {self._error}')
-            raise SystemExit(1)
+            return True
+        self.get_logger().fatal(f'configuration failed, not serving: {self._error}')
+        return False
 
     def _current_config(self) -> RouterConfig:
         return RouterConfig.model_validate(parameters_as_dict(self, self._names))

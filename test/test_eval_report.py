@@ -1,0 +1,170 @@
+"""Routing the smoke slice in-process, bags round trip, report files, dataset errors, CLI smoke."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tool_router.cli import main
+from tool_router.evaluation.bag import read_bag, write_bag, write_requests_bag
+from tool_router.evaluation.dataset import LEVELS, load_jsonl
+from tool_router.evaluation.report import RunInfo, build_report, write_report
+from tool_router.evaluation.runner import InProcessBackend, load_dataset, run
+
+ROOT = Path(__file__).resolve().parent.parent
+SMOKE = ROOT / 'benchmarks' / 'smoke.jsonl'
+POLICIES = ['cdbv1', 'cdbv2', 'cdbv3']
+
+
+@pytest.fixture(scope='module')
+def smoke(catalog):
+    return load_jsonl(SMOKE, catalog)
+
+
+@pytest.fixture(scope='module')
+def smoke_records(router, smoke):
+    return run(smoke, POLICIES, InProcessBackend(router), progress=False)
+
+
+def _metrics(records):
+    return [(r.id, r.policy, r.predicted, r.composite) for r in records]
+
+
+def test_smoke_slice_composition(smoke):
+    levels = [ex.level for ex in smoke]
+    assert {lv: levels.count(lv) for lv in set(levels)} == \
+        {'direct': 10, 'consequential': 10, 'compound': 10, 'out_of_scope': 6}
+    dev = {json.loads(line)['id'] for line in (ROOT / 'benchmarks/data/dev.jsonl').open()}
+    assert {ex.id for ex in smoke} <= dev
+
+
+@pytest.mark.parametrize('storage', ['mcap', 'sqlite3'])
+def test_bag_round_trip_gives_same_metrics(tmp_path, catalog, router, smoke, smoke_records,
+                                           storage):
+    bag = write_requests_bag(smoke, tmp_path / 'bag', storage=storage, rate_hz=20)
+    contents = read_bag(bag, catalog)
+    assert not contents.selections
+    # the Request message has no field for the optional 'style' key: the rest survives
+    assert [r.example.model_dump() for r in contents.requests] == \
+        [ex.model_dump(exclude={'style'}) for ex in smoke]
+    steps = [b.timestamp - a.timestamp for a, b in zip(contents.requests, contents.requests[1:])]
+    assert set(steps) == {50_000_000}
+    dataset = load_dataset([bag], catalog)
+    from_bag = run(dataset.examples, POLICIES, InProcessBackend(router), progress=False)
+    assert _metrics(from_bag) == _metrics(smoke_records)
+
+
+def test_report_shape_and_ranges(tmp_path, smoke, smoke_records):
+    dataset = load_dataset([SMOKE], None).summary()
+    report = build_report(smoke_records, dataset, RunInfo(mode='in_process'), defaults=['cdbv3'])
+    out = write_report(report, smoke_records, tmp_path / 'r')
+    data = json.loads((out / 'report.json').read_text())
+    assert data['dataset']['n'] == 36 and data['dataset']['levels']['direct'] == 10
+    assert data['dataset']['sources'] == [str(SMOKE)]
+    assert list(data['policies']) == POLICIES
+    assert [data['policies'][p]['default'] for p in POLICIES] == [False, False, True]
+    for p in data['policies'].values():
+        assert set(p['levels']) == set(LEVELS)
+        for m in [*p['levels'].values(), p['macro']]:
+            for key in ('em', 'completeness', 'precision', 'composite'):
+                assert 0.0 <= m[key] <= 1.0
+        assert p['macro']['composite'] == pytest.approx(
+            sum(p['levels'][lv]['composite'] for lv in LEVELS) / 3)
+        assert p['out_of_scope']['n'] == 6 and 0 <= p['out_of_scope']['empty_rate'] <= 1
+        assert 0 <= p['in_scope_empty_rate'] <= 1
+        lat = p['latency_ms']
+        assert 0 < lat['p50'] <= lat['p90'] <= lat['p99']
+        assert set(p['styles']) == {ex.style for ex in smoke}
+    pairs = [(d['a'], d['b']) for d in data['paired']]
+    assert pairs == [('cdbv1', 'cdbv2'), ('cdbv1', 'cdbv3'), ('cdbv2', 'cdbv3')]
+    for d in data['paired']:
+        assert d['n'] == 30 and d['ci95'][0] <= d['delta_composite'] <= d['ci95'][1]
+    lines = (out / 'predictions.jsonl').read_text().splitlines()
+    assert len(lines) == 36 * 3
+    first = json.loads(lines[0])
+    for key in ('id', 'level', 'request', 'truth', 'predicted', 'scores', 'fragments', 'em',
+                'composite', 'missed', 'extra', 'latency_ms'):
+        assert key in first
+    md = (out / 'report.md').read_text()
+    assert '| policy | direct | consequential | compound | macro |' in md
+    assert 'cdbv3 (default)' in md and '95% CI' in md
+    for name in ('composite_by_level', 'completeness_precision', 'latency', 'missed_extra'):
+        png = out / f'{name}.png'
+        assert png.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n' and png.stat().st_size > 5000
+        assert f']({name}.png)' in md
+
+
+def _write(tmp_path, lines):
+    path = tmp_path / 'bad.jsonl'
+    path.write_text('\n'.join(json.dumps(x) for x in lines) + '\n')
+    return path
+
+
+GOOD = {'id': 'a', 'level': 'direct', 'request': 'land', 'tools': ['land']}
+
+
+@pytest.mark.parametrize('bad, reason', [
+    ({'id': 'b', 'level': 'direct', 'request': 'zap', 'tools': ['teleport']}, 'unknown tool'),
+    ({'id': 'b', 'level': 'direct', 'request': 'x y', 'tools': ['land', 'takeoff']},
+     'cannot have 2'),
+    ({'id': 'b', 'level': 'consequential', 'request': 'x y', 'tools': ['takeoff', 'land']},
+     'not sorted'),
+    ({'id': 'a', 'level': 'direct', 'request': 'hover', 'tools': ['hold_position']},
+     'duplicate id'),
+])
+def test_malformed_dataset_exits_nonzero_naming_the_line(tmp_path, capsys, bad, reason):
+    path = _write(tmp_path, [GOOD, bad])
+    code = main(['eval', '--dataset', str(path), '--policies', 'cdbv1', '--out',
+                 str(tmp_path / 'out')])
+    err = capsys.readouterr().err.strip()
+    assert code != 0
+    assert f'{path}:2' in err and reason in err
+    assert len(err.splitlines()) == 1
+    assert not (tmp_path / 'out').exists()
+
+
+def test_unknown_policy_fails_before_routing(tmp_path, capsys):
+    path = _write(tmp_path, [GOOD])
+    code = main(['eval', '--dataset', str(path), '--policies', 'cdbv1,cdbv9', '--out',
+                 str(tmp_path / 'out')])
+    assert code != 0 and "unknown policy 'cdbv9'" in capsys.readouterr().err
+    assert not (tmp_path / 'out').exists()
+
+
+def test_bad_bags_are_named(tmp_path, capsys, catalog):
+    from tool_router.evaluation.bag import REQUEST_TYPE, BagEntry, typestore
+    store = typestore()
+    stamp = store.types['builtin_interfaces/msg/Time'](sec=1, nanosec=0)
+    msg = store.types[REQUEST_TYPE](stamp=stamp, request_id='r1', text='land now', policy='',
+                                    level='', expected_tools=[])
+    bag = write_bag(tmp_path / 'unannotated',
+                    [BagEntry('/tool_router/requests', REQUEST_TYPE, 1, msg)])
+    code = main(['eval', '--dataset', str(bag), '--out', str(tmp_path / 'o')])
+    err = capsys.readouterr().err
+    assert code != 0 and '/tool_router/requests message 1' in err and 'no annotation' in err
+    (tmp_path / 'notabag').mkdir()
+    code = main(['eval', '--dataset', str(tmp_path / 'notabag'), '--out', str(tmp_path / 'o')])
+    assert code != 0 and 'not a rosbag2' in capsys.readouterr().err
+
+
+def test_cli_smoke(tmp_path):
+    """The CI smoke test: the real command on the smoke slice."""
+    out = tmp_path / 'r'
+    env = {**os.environ, 'PYTHONPATH': f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    proc = subprocess.run(
+        [sys.executable, '-m', 'tool_router.cli', 'eval', '--dataset', str(SMOKE),
+         '--policies', 'cdbv1,cdbv2,default', '--out', str(out), '--set', 'chroma_ephemeral=true'],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    data = json.loads((out / 'report.json').read_text())
+    assert list(data['policies']) == ['cdbv1', 'cdbv2', 'cdbv3']
+    assert data['policies']['cdbv3']['default'] is True
+    for p in data['policies'].values():
+        assert 0 <= p['macro']['composite'] <= 1
+        assert all(0 <= m['composite'] <= 1 for m in p['levels'].values())
+    assert (out / 'report.md').stat().st_size > 0
+    assert len((out / 'predictions.jsonl').read_text().splitlines()) == 36 * 3

@@ -1,0 +1,50 @@
+"""The in-process router: input checks, policy choice, allowlist on every answer."""
+import pytest
+
+from tool_router.errors import RequestError
+from tool_router.policies.base import Decision
+from tool_router.router import POLICIES, check_text
+
+
+@pytest.mark.parametrize('text, pattern', [
+    ('', 'empty'), ('   \n\t ', 'empty'), ('x' * 2001, 'longer than the maximum 2000'),
+    (b'\xff\xfe land', 'not valid UTF-8'), ('land \udcff', 'unpaired surrogate'), (42, 'must be text'),
+])
+def test_bad_input_is_a_clear_error(router, text, pattern):
+    with pytest.raises(RequestError, match=pattern):
+        router.route(text)
+
+
+def test_exactly_max_length_is_accepted():
+    assert check_text('a' * 2000, 2000) == 'a' * 2000
+    assert check_text('land'.encode(), 10) == 'land'
+
+
+def test_unknown_policy_names_the_known_ones(router):
+    with pytest.raises(RequestError, match='known policies: .*cdbv3'):
+        router.route('land', 'cdbv9')
+
+
+def test_default_policy_and_max_tools(router):
+    result = router.route('take off, fly to the tower, take a photo and land', max_tools=2)
+    assert result.policy == router.config.policy
+    assert len(result.tools) <= 2
+    assert result.latency_ms > 0 and result.request_id
+
+
+def test_a_policy_that_invents_names_is_filtered(router):
+    class Rogue:
+        name = 'rogue'
+
+        def route(self, text, max_tools):
+            return Decision('rogue', ['land', 'launch_missiles', 'land'], [1.0, 1.0, 0.5])
+
+    POLICIES['rogue'] = lambda r: Rogue()
+    try:
+        result = router.route('land now', 'rogue')
+    finally:
+        POLICIES.pop('rogue')
+        router.reset_policies()
+    assert result.tools == ['land']
+    assert result.dropped == ['launch_missiles']
+    assert result.explanation()['dropped'] == ['launch_missiles']

@@ -1,0 +1,113 @@
+"""The router node as a real process over DDS, called by a real rclpy client."""
+import json
+import threading
+
+import pytest
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.executors import SingleThreadedExecutor
+
+from procs import NodeProcess, wait_until
+from tool_router.msg import Request, SelectedCapabilities
+from tool_router.srv import RouteRequest
+
+
+@pytest.fixture(scope='module')
+def router_process():
+    proc = NodeProcess('tool_router.nodes.router_node', '-p', 'chroma_ephemeral:=true')
+    if not proc.wait_for('serving /route_request', 180):
+        proc.stop()
+        pytest.fail('router did not start:\n' + proc.output[-3000:])
+    yield proc
+    code = proc.stop()
+    assert code == 0, proc.output[-2000:]
+
+
+@pytest.fixture(scope='module')
+def ros(router_process):
+    rclpy.init()
+    node = rclpy.create_node('test_router_client')
+    received: list[SelectedCapabilities] = []
+    diagnostics: list[DiagnosticArray] = []
+    node.create_subscription(SelectedCapabilities, '/tool_router/selected', received.append, 50)
+    node.create_subscription(DiagnosticArray, '/diagnostics', diagnostics.append, 10)
+    client = node.create_client(RouteRequest, '/route_request')
+    request_pub = node.create_publisher(Request, '/tool_router/requests', 10)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread.start()
+    assert client.wait_for_service(timeout_sec=30)
+    yield {'node': node, 'client': client, 'received': received, 'diagnostics': diagnostics,
+           'request_pub': request_pub}
+    executor.shutdown()
+    node.destroy_node()
+    rclpy.try_shutdown()
+
+
+def call(ros, text, policy='', max_tools=0):
+    future = ros['client'].call_async(RouteRequest.Request(text=text, policy=policy, max_tools=max_tools))
+    assert wait_until(future.done, 30), 'no answer from /route_request'
+    return future.result()
+
+
+def test_direct_request(ros):
+    resp = call(ros, 'land the drone')
+    assert resp.success, resp.message
+    assert resp.tools and len(resp.tools) == len(resp.scores)
+    assert resp.request_id and resp.policy and resp.latency_ms > 0
+    assert not resp.fallback_used
+    assert json.loads(resp.explanation_json)['fragments']
+
+
+def test_conditional_request_is_published_for_the_executor(ros):
+    resp = call(ros, 'monitor the battery and land when it drops below 25%')
+    assert resp.success and 'battery_status' in resp.tools
+    assert wait_until(lambda: any(m.request_id == resp.request_id for m in ros['received']), 10)
+    msg = next(m for m in ros['received'] if m.request_id == resp.request_id)
+    assert sorted(msg.tools) == sorted(resp.tools)
+    assert msg.request_text == 'monitor the battery and land when it drops below 25%'
+    assert len(msg.clause_index) == len(msg.conditions) == len(msg.tools)
+    assert msg.policy == resp.policy
+
+
+@pytest.mark.parametrize('text, policy, pattern', [
+    ('', '', 'empty'), ('   ', '', 'empty'), ('x' * 2001, '', 'longer than the maximum'),
+    ('land', 'no_such_policy', 'unknown policy'),
+])
+def test_bad_requests_are_refused_and_the_node_keeps_serving(ros, text, policy, pattern):
+    before = len(ros['received'])
+    resp = call(ros, text, policy)
+    assert not resp.success and pattern in resp.message
+    assert list(resp.tools) == []
+    assert call(ros, 'take a photo').success
+    assert len(ros['received']) >= before
+
+
+def test_max_tools_and_explicit_policy(ros):
+    resp = call(ros, 'arm the motors, take off, fly to the tower, take a photo and land', 'cdbv1', 2)
+    assert resp.success and resp.policy == 'cdbv1' and len(resp.tools) <= 2
+
+
+def test_request_topic_drives_the_router(ros):
+    ros['request_pub'].publish(Request(request_id='bag-001', text='start recording video'))
+    assert wait_until(lambda: any(m.request_id == 'bag-001' for m in ros['received']), 15)
+
+
+def test_diagnostics_report_health(ros):
+    assert wait_until(lambda: any(s.name == 'tool_router: router' for d in ros['diagnostics'] for s in d.status), 10)
+    status = next(s for d in reversed(ros['diagnostics']) for s in d.status if s.name == 'tool_router: router')
+    values = {kv.key: kv.value for kv in status.values}
+    assert status.level == b'\x00' or status.level == 0
+    assert values['catalog_size'] == '42' and values['device'] == 'cpu'
+    assert 'latency_p50_ms' in values and int(values['ok']) >= 1
+
+
+def test_bad_catalog_refuses_to_start(tmp_path):
+    bad = tmp_path / 'catalog.yaml'
+    bad.write_text('version: 1\ntools:\n  - {name: land, kind: actuator, risk: extreme, summary: a, description: b}\n')
+    proc = NodeProcess('tool_router.nodes.router_node', '-p', f'catalog:={bad}', '-p', 'chroma_ephemeral:=true')
+    assert wait_until(lambda: proc.proc.poll() is not None, 60)
+    proc.stop()
+    assert proc.proc.returncode != 0
+    assert 'risk' in proc.output and 'not serving' in proc.output

@@ -1,0 +1,276 @@
+"""Collect evaluation records: route every request with every policy (in-process or live).
+
+Collecting is separate from analysing: this module produces
+:class:`~tool_router.evaluation.metrics.RequestRecord` lists; ``report`` and
+``plots`` read them.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Protocol, Sequence
+
+from tool_router.errors import DatasetError, RequestError, ToolRouterError
+from tool_router.evaluation.bag import (REQUEST_TOPIC, REQUEST_TYPE, BagContents, BagEntry,
+                                        SelectionRecorder, is_bag, read_bag, request_message,
+                                        typestore, write_bag)
+from tool_router.evaluation.dataset import ALL_LEVELS, Example, load_jsonl
+from tool_router.evaluation.metrics import LLMFlags, RequestRecord, make_record
+
+DEFAULT = 'default'
+
+
+@dataclass
+class Dataset:
+    """Annotated requests from one or more files; ``recorded`` holds a bag's recorded session."""
+
+    examples: list[Example]
+    sources: list[str]
+    recorded: BagContents | None = None
+
+    def summary(self) -> dict[str, Any]:
+        levels = Counter(ex.level for ex in self.examples)
+        styles = Counter(str(getattr(ex, 'style', '') or '') for ex in self.examples)
+        styles.pop('', None)
+        return {'n': len(self.examples), 'levels': {lv: levels.get(lv, 0) for lv in ALL_LEVELS},
+                'styles': dict(sorted(styles.items())), 'sources': self.sources}
+
+
+def load_dataset(paths: Sequence[str | Path], catalog: Any, replay: bool = False) -> Dataset:
+    """Load JSONL files and/or bags; a bag with selections is a recorded session, unless replay."""
+    examples: list[Example] = []
+    recorded: BagContents | None = None
+    seen: dict[str, str] = {}
+    for path in paths:
+        if is_bag(path):
+            contents = read_bag(path, catalog)
+            if contents.selections and not replay:
+                if recorded is not None or examples or len(paths) > 1:
+                    raise DatasetError('a recorded session bag (with selections) must be the only '
+                                       '--dataset', where=str(path))
+                recorded = contents
+            new = _unique_requests(contents)
+        elif Path(path).is_dir():
+            raise DatasetError('directory is not a rosbag2 bag (no metadata.yaml)',
+                               where=str(path))
+        else:
+            new = load_jsonl(path, catalog)
+        for ex in new:
+            if ex.id in seen:
+                raise DatasetError(f'duplicate id {ex.id!r} (also in {seen[ex.id]})',
+                                   where=str(path))
+            seen[ex.id] = str(path)
+        examples += new
+    return Dataset(examples, [str(p) for p in paths], recorded)
+
+
+def _unique_requests(contents: BagContents) -> list[Example]:
+    """One example per distinct request text (a session may route a text several times)."""
+    out: dict[str, Example] = {}
+    for r in contents.requests:
+        out.setdefault(r.example.request, r.example)
+    return list(out.values())
+
+
+def resolve_policies(names: Sequence[str], default_policy: str,
+                     known: Iterable[str]) -> list[tuple[str, bool]]:
+    """(name, is_default) per requested policy, ``default`` resolved; fail on unknown names."""
+    known = set(known)
+    out: dict[str, bool] = {}
+    for name in (n.strip() for n in names):
+        if not name:
+            continue
+        real = default_policy if name == DEFAULT else name
+        if real not in known:
+            raise RequestError(f'unknown policy {name!r}',
+                               hint='known: ' + ', '.join(sorted(known)))
+        out[real] = out.get(real, False) or real == default_policy
+    if not out:
+        raise RequestError('no policy given', hint='e.g. --policies cdbv1,cdbv2,cdbv3')
+    return list(out.items())
+
+
+# -- backends ------------------------------------------------------------------------
+@dataclass
+class Routed:
+    """One answer, whichever way it was obtained."""
+
+    tools: list[str]
+    scores: list[float] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    fragments: list[str] = field(default_factory=list)
+    latency_ms: float | None = None
+    llm: LLMFlags | None = None
+    error: str = ''
+
+
+class Backend(Protocol):
+    def route(self, example: Example, policy: str) -> Routed: ...
+
+
+class InProcessBackend:
+    """Routes with a :class:`~tool_router.router.Router` in this process."""
+
+    def __init__(self, router: Any) -> None:
+        self.router = router
+
+    def route(self, example: Example, policy: str) -> Routed:
+        try:
+            result = self.router.route(example.request, policy)
+        except RequestError as exc:
+            return Routed(tools=[], error=str(exc))
+        d = result.decision
+        return Routed(tools=list(result.tools), scores=[float(s) for s in result.scores],
+                      dropped=list(result.dropped), fragments=list(d.fragments) if d else [],
+                      latency_ms=result.latency_ms,
+                      llm=LLMFlags.from_extra(d.extra.get('llm')) if d else None)
+
+
+class LiveBackend:
+    """Routes through a running router node's /route_request; latency is the round trip.
+
+    With ``record=True`` it also subscribes to the node's selections and keeps,
+    for every call, a ``Request`` message carrying the annotation under the
+    router's request id, so :meth:`write` produces a bag that scores by itself.
+    """
+
+    def __init__(self, client: Any, record: bool = False,
+                 selection_topic: str = '/tool_router/selected', timeout_s: float = 30.0) -> None:
+        self.client = client
+        self.timeout_s = timeout_s
+        self.recorder = SelectionRecorder(client.node, selection_topic) if record else None
+        self._store = typestore() if record else None
+        self.expected_selections = 0
+        if record:
+            self._wait_for_publisher(selection_topic, timeout_s)
+
+    def _wait_for_publisher(self, topic: str, timeout_s: float) -> None:
+        """Route only once the node's selection publisher is matched, or selections are lost."""
+        import rclpy
+        node = self.client.node
+        deadline = time.monotonic() + timeout_s
+        while node.count_publishers(topic) == 0:
+            if time.monotonic() > deadline:
+                raise ToolRouterError(f'no publisher on {topic} after {timeout_s:.0f} s',
+                                      hint='is the router node active?')
+            rclpy.spin_once(node, timeout_sec=0.1)
+        settle = time.monotonic() + 1.0  # let the publisher discover this subscription too
+        while time.monotonic() < settle:
+            rclpy.spin_once(node, timeout_sec=0.1)
+
+    def route(self, example: Example, policy: str) -> Routed:
+        sent_ns = time.time_ns()
+        start = time.perf_counter()
+        resp = self.client.call(example.request, policy, 0, self.timeout_s)
+        rtt = (time.perf_counter() - start) * 1000.0
+        if not resp.success:
+            return Routed(tools=[], latency_ms=rtt, error=resp.message or 'refused')
+        if self.recorder is not None:
+            msg = request_message(self._store, example, sent_ns, resp.policy,
+                                  request_id=resp.request_id)
+            self.recorder.received.append(BagEntry(REQUEST_TOPIC, REQUEST_TYPE, sent_ns, msg))
+            self.expected_selections += bool(resp.tools)
+        fragments, llm = _from_explanation(resp.explanation_json)
+        return Routed(tools=list(resp.tools), scores=[float(s) for s in resp.scores],
+                      dropped=list(resp.dropped), fragments=fragments, latency_ms=rtt, llm=llm)
+
+    def write(self, out: str | Path, storage: str = 'mcap', settle_s: float = 5.0) -> Path:
+        """Wait for the outstanding selections, then write the recorded bag."""
+        import rclpy
+        assert self.recorder is not None
+        deadline = time.monotonic() + settle_s
+        while (self.recorder.selections() < self.expected_selections
+               and time.monotonic() < deadline):
+            rclpy.spin_once(self.client.node, timeout_sec=0.1)
+        missing = self.expected_selections - self.recorder.selections()
+        if missing > 0:
+            print(f'tool-router: warning: {missing} selection(s) not received in time',
+                  file=sys.stderr)
+        return write_bag(out, self.recorder.received, storage)
+
+
+def _from_explanation(text: str) -> tuple[list[str], LLMFlags | None]:
+    import json
+    try:
+        data = json.loads(text) if text else {}
+    except json.JSONDecodeError:
+        return [], None
+    llm = (data.get('extra') or {}).get('llm') if isinstance(data.get('extra'), dict) else None
+    return list(data.get('fragments') or []), LLMFlags.from_extra(llm)
+
+
+# -- running --------------------------------------------------------------------------
+def _style(example: Example) -> str:
+    return str(getattr(example, 'style', '') or '')
+
+
+def record_of(example: Example, policy: str, repeat: int, routed: Routed) -> RequestRecord:
+    """Score one routed answer."""
+    return make_record(id=example.id, level=example.level, request=example.request,
+                       truth=list(example.tools), policy=policy, tools=routed.tools,
+                       dropped=routed.dropped, style=_style(example), repeat=repeat,
+                       scores=routed.scores, fragments=routed.fragments,
+                       latency_ms=routed.latency_ms, llm=routed.llm, error=routed.error)
+
+
+def run(examples: Sequence[Example], policies: Sequence[str], backend: Backend, repeats: int = 1,
+        progress: bool = True) -> list[RequestRecord]:
+    """Route every example with every policy ``repeats`` times; records in that order."""
+    from tqdm import tqdm
+    total = len(examples) * len(policies) * repeats
+    bar = tqdm(total=total, desc='routing', unit='req', file=sys.stderr,
+               disable=not progress, mininterval=1.0)
+    records = []
+    try:
+        for policy in policies:
+            bar.set_postfix_str(policy)
+            for repeat in range(repeats):
+                for ex in examples:
+                    try:
+                        routed = backend.route(ex, policy)
+                    except ToolRouterError as exc:
+                        if 'no answer' not in str(exc):
+                            raise
+                        routed = Routed(tools=[], error=str(exc))
+                    records.append(record_of(ex, policy, repeat, routed))
+                    bar.update()
+    finally:
+        bar.close()
+    return records
+
+
+def score_recorded(contents: BagContents) -> list[RequestRecord]:
+    """Records of a recorded session: selections joined to requests by ``request_id``.
+
+    A request without a selection is an empty answer. Its policy is the one
+    the request named, else the single policy seen in the selections. The
+    latency is the time between the request and its selection in the bag.
+    """
+    by_id = {}
+    for sel in contents.selections:
+        by_id.setdefault(sel.request_id, sel)
+    seen_policies = {s.policy for s in contents.selections if s.policy}
+    fallback = seen_policies.pop() if len(seen_policies) == 1 else 'recorded'
+    canonical: dict[str, str] = {}
+    repeats: Counter[tuple[str, str]] = Counter()
+    records = []
+    for req in contents.requests:
+        ex = req.example
+        sel = by_id.get(ex.id)
+        policy = (sel.policy if sel else '') or req.policy or fallback
+        key = canonical.setdefault(ex.request, ex.id)
+        repeat = repeats[(ex.request, policy)]
+        repeats[(ex.request, policy)] += 1
+        latency = (sel.timestamp - req.timestamp) / 1e6 if sel and sel.timestamp >= req.timestamp \
+            else None
+        routed = Routed(tools=list(sel.tools) if sel else [], scores=sel.scores if sel else [],
+                        dropped=list(sel.explanation.get('dropped') or []) if sel else [],
+                        fragments=list(sel.explanation.get('fragments') or []) if sel else [],
+                        latency_ms=latency,
+                        llm=LLMFlags.from_extra((sel.explanation.get('extra') or {}).get('llm'))
+                        if sel else None)
+        records.append(record_of(ex.model_copy(update={'id': key}), policy, repeat, routed))
+    return records

@@ -1,0 +1,88 @@
+"""Executor sub-commands: ``trace summary|tail|validate`` and ``confirm``."""
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import sys
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    """Summarise, validate or follow execution traces."""
+    if args.action == 'tail':
+        return _tail(args)
+    from tool_router.cli import print_json
+    from tool_router.executor.traces import format_summary, read_traces, summarize, trace_files
+    from tool_router.paths import ros_home
+
+    paths = trace_files(args.files or [ros_home() / 'tool_router' / 'traces'])
+    if not paths:
+        print('tool-router: no trace files found', file=sys.stderr)
+        return 1
+    records = [rec for path in paths for rec in read_traces(path)]
+    if args.action == 'validate':
+        print(f'{len(records)} valid records in {len(paths)} file(s)')
+        return 0
+    summary = summarize(records)
+    if args.json:
+        print_json(summary)
+    else:
+        print(format_summary(summary))
+    return 0
+
+
+def _tail(args: argparse.Namespace) -> int:
+    from tool_router.executor.ros_client import follow_traces
+
+    def show(msg: object) -> None:
+        if args.json:
+            print(getattr(msg, 'record_json'), flush=True)
+            return
+        rows = zip(msg.tools, msg.decisions, msg.outcomes)  # type: ignore[attr-defined]
+        tools = ', '.join(f'{t}:{d}->{o}' for t, d, o in rows)
+        print(f'{msg.request_id}  {tools}  [{msg.stop_reason}]', flush=True)  # type: ignore
+
+    follow_traces(show, args.topic, args.count, args.timeout)
+    return 0
+
+
+def cmd_confirm(args: argparse.Namespace) -> int:
+    """Approve or deny a tool waiting for confirmation."""
+    from tool_router.executor.ros_client import call_confirm
+
+    operator_name = args.operator or getpass.getuser()
+    resp = call_confirm(args.request_id, args.tool or '', args.approve, operator_name,
+                        args.service, args.timeout)
+    if args.json:
+        print(json.dumps({'success': resp.success, 'message': resp.message,
+                          'affected_tools': list(resp.affected_tools)}))
+    else:
+        print(resp.message, file=sys.stdout if resp.success else sys.stderr)
+    return 0 if resp.success else 1
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the executor's sub-commands to the ``tool-router`` parser."""
+    p = sub.add_parser('trace', help='summarise, validate or follow executor traces')
+    p.add_argument('action', choices=['summary', 'validate', 'tail'])
+    p.add_argument('files', nargs='*', help='JSONL files or directories '
+                                            '(default: $ROS_HOME/tool_router/traces)')
+    p.add_argument('--json', action='store_true', help='machine-readable output')
+    p.add_argument('--topic', default='/executor/traces', help='tail: trace topic')
+    p.add_argument('--count', type=int, default=0, help='tail: stop after N records')
+    p.add_argument('--timeout', type=float, default=0.0, help='tail: stop after S seconds')
+    p.set_defaults(handler=cmd_trace)
+
+    p = sub.add_parser('confirm', help='approve or deny a tool waiting for confirmation')
+    p.add_argument('request_id')
+    p.add_argument('tool', nargs='?', default='', help='tool name (default: every pending tool '
+                                                       'of the request)')
+    group = p.add_mutually_exclusive_group(required=True)
+    group.add_argument('--approve', dest='approve', action='store_true')
+    group.add_argument('--deny', dest='approve', action='store_false')
+    p.add_argument('--operator', default='', help='your name, recorded in the trace '
+                                                  '(default: the login name)')
+    p.add_argument('--service', default='/executor/confirm')
+    p.add_argument('--timeout', type=float, default=10.0, help='seconds to wait for the service')
+    p.add_argument('--json', action='store_true')
+    p.set_defaults(handler=cmd_confirm)

@@ -1,0 +1,121 @@
+"""The executor node's configuration: one validated object from ``config/executor.yaml``.
+
+The file is a ROS 2 parameters file (``executor_node: ros__parameters: {...}``);
+``bindings`` maps every tool to an endpoint string (see :mod:`.dispatch`).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pydantic
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from tool_router.errors import ConfigError
+from tool_router.executor.dispatch import Binding, Mode, parse_binding
+from tool_router.paths import config_path, ros_home
+from tool_router.yaml_util import line_of, load_yaml_with_lines
+
+NODE_NAME = 'executor_node'
+
+
+class RedactConfig(BaseModel):
+    """Redaction of request text in traces."""
+
+    model_config = ConfigDict(extra='forbid')
+
+    enabled: bool = Field(False, description='Redact request text in trace records.')
+    digits: bool = Field(True, description='Replace numbers by <NUM>.')
+    coordinates: bool = Field(True, description='Replace lat/lon pairs by <COORD>.')
+    names: str = Field('', description='Comma-separated names replaced by <NAME>.')
+
+    @property
+    def name_list(self) -> list[str]:
+        """The configured names as a list."""
+        return [n.strip() for n in self.names.split(',') if n.strip()]
+
+
+class ExecutorConfig(BaseModel):
+    """Everything the executor node needs; defaults are the shipped configuration."""
+
+    model_config = ConfigDict(extra='forbid')
+
+    mode: Mode = Field(Mode.EXECUTE, description='execute, dry_run, or shadow (decide and trace, '
+                                                 'execute nothing).')
+    catalog: str = Field('', description="Catalog file; '' = the shipped config/catalog.yaml.")
+    permissions_file: str = Field('', description="Permissions file; '' = the shipped "
+                                                  'config/permissions.yaml.')
+    selection_topic: str = Field('/tool_router/selected', description='Router selections input.')
+    confirm_service: str = Field('/executor/confirm', description='ConfirmTool service name.')
+    confirmation_topic: str = Field('/executor/confirmation_requests',
+                                    description='ConfirmationRequest announcements.')
+    trace_topic: str = Field('/executor/traces', description='ExecutionTrace output topic.')
+    confirm_timeout_s: float = Field(30.0, gt=0, le=3600,
+                                     description='A confirmation not given in time is a denial.')
+    call_timeout_s: float = Field(3.0, gt=0, le=600,
+                                  description='Longest wait for an endpoint (discovery + answer).')
+    stop_on_failure: bool = Field(True, description='After an actuator is denied or fails, skip '
+                                                    'the later actuators of the request.')
+    max_parallel_requests: int = Field(8, ge=1, le=64,
+                                       description='Requests processed at the same time.')
+    trace_dir: str = Field('', description="JSONL trace directory; '' = "
+                                           '$ROS_HOME/tool_router/traces.')
+    trace_max_bytes: int = Field(10_000_000, ge=1024, description='Rotate trace files at size.')
+    trace_fsync: bool = Field(True, description='fsync after every record.')
+    trace_mcap: bool = Field(False, description='Also record ExecutionTrace messages to an MCAP '
+                                                'bag in trace_dir.')
+    redact: RedactConfig = Field(default_factory=RedactConfig)
+    bindings: dict[str, str] = Field(default_factory=dict,
+                                     description='Tool name -> endpoint (trigger:/x, setbool:/x, '
+                                                 'topic:/x, dry_run); unbound tools fail.')
+
+    @field_validator('bindings')
+    @classmethod
+    def _bindings(cls, value: dict[str, str]) -> dict[str, str]:
+        for tool, spec in value.items():
+            try:
+                parse_binding(spec)
+            except ConfigError as exc:
+                raise ValueError(f'{tool}: {exc.what}') from None
+        return value
+
+    def parsed_bindings(self) -> dict[str, Binding]:
+        """Bindings as typed objects."""
+        return {tool: parse_binding(spec) for tool, spec in self.bindings.items()}
+
+    def resolved_catalog(self) -> Path:
+        """The catalog file to load."""
+        return Path(self.catalog) if self.catalog else config_path('catalog.yaml')
+
+    def resolved_permissions(self) -> Path:
+        """The permissions file to load."""
+        return Path(self.permissions_file) if self.permissions_file else config_path(
+            'permissions.yaml')
+
+    def resolved_trace_dir(self) -> Path:
+        """The trace directory ($ROS_HOME/tool_router/traces by default)."""
+        return Path(self.trace_dir) if self.trace_dir else ros_home() / 'tool_router' / 'traces'
+
+
+def _section(data: Any, path: Path) -> tuple[dict[str, Any], list[Any]]:
+    if isinstance(data, dict):
+        for key in (NODE_NAME, f'/{NODE_NAME}', '/**'):
+            section = data.get(key)
+            if isinstance(section, dict) and isinstance(section.get('ros__parameters'), dict):
+                return section['ros__parameters'], [key, 'ros__parameters']
+    raise ConfigError(f'no {NODE_NAME}.ros__parameters section', where=str(path))
+
+
+def load_executor_config(path: str | Path | None = None) -> ExecutorConfig:
+    """Read and validate the executor parameters file (default: the shipped one)."""
+    path = Path(path) if path else config_path('executor.yaml')
+    data, node = load_yaml_with_lines(path, ConfigError)
+    params, prefix = _section(data, path)
+    try:
+        return ExecutorConfig.model_validate(params)
+    except pydantic.ValidationError as exc:
+        first = exc.errors()[0]
+        line = line_of(node, prefix + list(first['loc']))
+        field = '.'.join(str(p) for p in first['loc'])
+        raise ConfigError(f"parameter {field}: {first['msg']}",
+                          where=f'{path}:{line}' if line else str(path)) from None

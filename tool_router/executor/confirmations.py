@@ -1,0 +1,88 @@
+"""Pending operator confirmations: registered by the executor, resolved by /executor/confirm.
+
+Only :meth:`ConfirmationBook.resolve` (the confirm service) can approve a tool;
+nothing in a request's text is ever consulted. A wait that outlives its
+timeout is a denial (``timeout``).
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from tool_router.executor.traces import ConfirmationOutcome
+
+
+@dataclass
+class Pending:
+    """One tool of one request waiting for an operator."""
+
+    request_id: str
+    tool: str
+    opened: float
+    event: threading.Event = field(default_factory=threading.Event)
+    approve: bool = False
+    operator_name: str = ''
+    closed_reason: str = ''
+
+
+class ConfirmationBook:
+    """Thread-safe registry of pending confirmations."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._pending: dict[tuple[str, str], Pending] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def open(self, request_id: str, tool: str) -> Pending:
+        """Register a tool as waiting; the caller then announces it and calls :meth:`wait`."""
+        entry = Pending(request_id, tool, self._clock())
+        with self._lock:
+            if self._closed:
+                entry.closed_reason = 'executor shutting down'
+                entry.event.set()
+            else:
+                self._pending[(request_id, tool)] = entry
+        return entry
+
+    def resolve(self, request_id: str, tool: str, approve: bool,
+                operator_name: str) -> list[str]:
+        """Approve or deny one pending tool (or all of the request when ``tool`` is '')."""
+        with self._lock:
+            keys = [k for k in self._pending
+                    if k[0] == request_id and (not tool or k[1] == tool)]
+            entries = [self._pending.pop(k) for k in keys]
+        for entry in entries:
+            entry.approve = approve
+            entry.operator_name = operator_name
+            entry.event.set()
+        return [e.tool for e in entries]
+
+    def wait(self, entry: Pending, deadline: float) -> ConfirmationOutcome:
+        """Block until the tool is decided or the monotonic ``deadline`` passes (= denied)."""
+        decided = entry.event.wait(max(0.0, deadline - self._clock()))
+        with self._lock:
+            self._pending.pop((entry.request_id, entry.tool), None)
+        decided = decided or entry.event.is_set()  # resolved in the race window
+        waited = round(max(0.0, self._clock() - entry.opened), 3)
+        if not decided or entry.closed_reason:
+            return ConfirmationOutcome(outcome='timeout', waited_s=waited)
+        return ConfirmationOutcome(outcome='approved' if entry.approve else 'denied',
+                                   operator_name=entry.operator_name, waited_s=waited)
+
+    def pending(self) -> list[tuple[str, str]]:
+        """(request id, tool) of every tool still waiting."""
+        with self._lock:
+            return list(self._pending)
+
+    def close(self) -> None:
+        """Deny everything still waiting (shutdown) and refuse new entries."""
+        with self._lock:
+            self._closed = True
+            entries = list(self._pending.values())
+            self._pending.clear()
+        for entry in entries:
+            entry.closed_reason = 'executor shutting down'
+            entry.event.set()

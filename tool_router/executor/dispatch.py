@@ -1,0 +1,105 @@
+"""Bindings (tool -> ROS endpoint), execution modes and the dispatcher interface.
+
+A binding is written as a short string in ``config/executor.yaml``:
+
+* ``trigger:/sim/battery_status``  - call a std_srvs/srv/Trigger service
+* ``setbool:/sim/spotlight``       - call a std_srvs/srv/SetBool service; ``data`` is
+  ``false`` when the request text asks to stop / switch off (see :func:`setbool_value`),
+  or fixed with ``setbool:/sim/spotlight=true``
+* ``topic:/payload/commands``      - publish a std_msgs/String (JSON) on a topic
+* ``dry_run``                      - never executed, traced as ``dry_run``
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tool_router.errors import ConfigError
+
+TOPIC_NAME = re.compile(r'^/?[A-Za-z_~{][A-Za-z0-9_/{}~]*$')
+OFF_WORDS = re.compile(r'\b(off|stop|stops|stopping|end|disable|deactivate|halt|cease|kill)\b',
+                       re.I)
+
+
+class Mode(str, Enum):
+    """Global execution mode of the executor."""
+
+    EXECUTE = 'execute'
+    DRY_RUN = 'dry_run'
+    SHADOW = 'shadow'
+
+
+class BindingKind(str, Enum):
+    """Kind of endpoint a tool is bound to."""
+
+    TRIGGER = 'trigger'
+    SETBOOL = 'setbool'
+    TOPIC = 'topic'
+    DRY_RUN = 'dry_run'
+
+
+class Binding(BaseModel):
+    """One tool's endpoint."""
+
+    model_config = ConfigDict(extra='forbid', frozen=True)
+
+    kind: BindingKind = Field(description='trigger, setbool, topic or dry_run.')
+    name: str = Field('', description='Service or topic name; empty for dry_run.')
+    value: bool | None = Field(None, description='Fixed SetBool data; None = from the request.')
+
+    @property
+    def spec(self) -> str:
+        """The binding written back as its config string."""
+        if self.kind is BindingKind.DRY_RUN:
+            return 'dry_run'
+        fixed = '' if self.value is None else f'={str(self.value).lower()}'
+        return f'{self.kind.value}:{self.name}{fixed}'
+
+
+def parse_binding(spec: str) -> Binding:
+    """Parse ``kind:name[=true|false]`` or ``dry_run``; raise ConfigError when malformed."""
+    text = spec.strip()
+    if text == 'dry_run':
+        return Binding(kind=BindingKind.DRY_RUN)
+    kind, sep, rest = text.partition(':')
+    if not sep or kind not in {k.value for k in BindingKind} - {'dry_run'}:
+        raise ConfigError(f'binding {spec!r} must be trigger:NAME, setbool:NAME[=true|false], '
+                          'topic:NAME or dry_run')
+    name, eq, fixed = rest.partition('=')
+    if not TOPIC_NAME.match(name):
+        raise ConfigError(f'binding {spec!r}: {name!r} is not a valid ROS name')
+    value = None
+    if eq:
+        if kind != 'setbool' or fixed.lower() not in ('true', 'false'):
+            raise ConfigError(f'binding {spec!r}: only setbool takes =true or =false')
+        value = fixed.lower() == 'true'
+    return Binding(kind=BindingKind(kind), name=name, value=value)
+
+
+def setbool_value(binding: Binding, request_text: str) -> bool:
+    """SetBool data for a request: the fixed value, else False when the text says off/stop."""
+    if binding.value is not None:
+        return binding.value
+    return OFF_WORDS.search(request_text) is None
+
+
+@dataclass(frozen=True)
+class DispatchResult:
+    """What one endpoint call produced."""
+
+    ok: bool
+    message: str
+    failure_mode: str = ''   # '' | endpoint_unreachable | call_timeout | call_failed | internal_error
+
+
+class Dispatcher(Protocol):
+    """Performs the call a binding describes (the ROS implementation lives in the node)."""
+
+    def dispatch(self, tool: str, binding: Binding, request_id: str, request_text: str,
+                 timeout_s: float) -> DispatchResult:
+        """Call the endpoint and wait at most ``timeout_s`` seconds for its answer."""
+        ...

@@ -1,0 +1,228 @@
+"""The executor's decision pipeline for one selection, free of ROS.
+
+Stages: permissions -> confirmations -> dispatch (in clause order) -> one
+:class:`~tool_router.executor.traces.TraceRecord`. Confirmation and dispatch
+are injected (:class:`Confirmer`, :class:`~tool_router.executor.dispatch.Dispatcher`),
+so the node supplies ROS implementations and tests supply fakes.
+
+Hard rules: the request text is never consulted for permissions or
+confirmations; tools with a condition are recorded, not executed; shadow
+mode calls nothing.
+"""
+from __future__ import annotations
+
+import json
+import time
+from typing import Callable, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tool_router.catalog import Catalog, Kind
+from tool_router.executor.dispatch import (Binding, BindingKind, Dispatcher, DispatchResult,
+                                           Mode)
+from tool_router.executor.permissions import Action, PermissionPolicy
+from tool_router.executor.traces import (Candidate, ConfirmationOutcome, Redactor, Stamps,
+                                         ToolTrace, TraceRecord)
+
+CONDITIONAL_NOTE = 'conditional execution is out of scope: tools with a condition are recorded, ' \
+                   'not executed'
+
+
+class Selection(BaseModel):
+    """The router's decision as the executor sees it (a SelectedCapabilities, minus ROS)."""
+
+    model_config = ConfigDict(extra='forbid')
+
+    request_id: str
+    request_text: str = ''
+    tools: list[str] = Field(default_factory=list, description='In dispatch (clause) order.')
+    scores: list[float] = Field(default_factory=list)
+    policy: str = ''
+    fallback_used: bool = False
+    clause_index: list[int] = Field(default_factory=list)
+    conditions: list[str] = Field(default_factory=list)
+    explanation_json: str = ''
+    routed: float | None = Field(None, description='Router stamp, seconds since the epoch.')
+
+
+class ConfirmRequest(BaseModel):
+    """A tool that needs an operator decision."""
+
+    model_config = ConfigDict(extra='forbid', frozen=True)
+
+    request_id: str
+    tool: str
+    risk: str
+    request_text: str
+    timeout_s: float
+
+
+class Confirmer(Protocol):
+    """Announces confirmation requests and waits for the operator's decisions."""
+
+    def confirm(self, requests: list[ConfirmRequest]) -> dict[str, ConfirmationOutcome]:
+        """Outcome per tool name; tools missing from the answer count as timed out."""
+        ...
+
+
+def _explanation(sel: Selection) -> tuple[list[Candidate], list[str]]:
+    candidates: list[Candidate] = []
+    drops: list[str] = []
+    try:
+        data = json.loads(sel.explanation_json) if sel.explanation_json else {}
+    except ValueError:
+        data = {}
+    if isinstance(data, dict):
+        for item in data.get('candidates') or []:
+            if isinstance(item, (list, tuple)) and len(item) == 2:
+                try:
+                    candidates.append(Candidate(tool=str(item[0]), score=float(item[1])))
+                except (TypeError, ValueError):
+                    continue
+        drops = [str(d) for d in data.get('dropped') or [] if isinstance(d, str)]
+    if not candidates:
+        candidates = [Candidate(tool=t, score=float(s)) for t, s in zip(sel.tools, sel.scores)]
+    return candidates, drops
+
+
+class ExecutionPipeline:
+    """Turns one :class:`Selection` into actions and a trace record."""
+
+    def __init__(self, catalog: Catalog, permissions: PermissionPolicy,
+                 bindings: dict[str, Binding], confirmer: Confirmer, dispatcher: Dispatcher, *,
+                 mode: Mode = Mode.EXECUTE, confirm_timeout_s: float = 30.0,
+                 call_timeout_s: float = 3.0, stop_on_failure: bool = True,
+                 redactor: Redactor | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.catalog = catalog
+        self.permissions = permissions
+        self.bindings = bindings
+        self.confirmer = confirmer
+        self.dispatcher = dispatcher
+        self.mode = mode
+        self.confirm_timeout_s = confirm_timeout_s
+        self.call_timeout_s = call_timeout_s
+        self.stop_on_failure = stop_on_failure
+        self.redactor = redactor or Redactor()
+        self.clock = clock
+        self._tools = catalog.by_name
+
+    def process(self, sel: Selection, received: float | None = None) -> TraceRecord:
+        """Decide, confirm and dispatch every tool of ``sel``; return its trace record."""
+        received = self.clock() if received is None else received
+        traces = self._decide(sel)
+        decided = self.clock()
+        self._confirm(sel, traces)
+        resolved = self.clock()
+        stopped_by = self._dispatch(sel, traces)
+        done = self.clock()
+        candidates, drops = _explanation(sel)
+        redacted = self.redactor(sel.request_text)
+        notes = [CONDITIONAL_NOTE] if any(t.condition for t in traces) else []
+        return TraceRecord(
+            request_id=sel.request_id, mode=self.mode.value, request_text=redacted,
+            redacted=self.redactor.enabled, policy=sel.policy, fallback_used=sel.fallback_used,
+            candidates=candidates, validation_drops=drops,
+            stamps=Stamps(routed=sel.routed, received=received, permissions_decided=decided,
+                          confirmations_resolved=resolved, dispatch_done=done),
+            tools=traces, failure_mode=next((t.failure_mode for t in traces if t.failure_mode), ''),
+            stop_reason=self._stop_reason(traces, stopped_by), notes=notes)
+
+    # -- stages ------------------------------------------------------------
+    def _decide(self, sel: Selection) -> list[ToolTrace]:
+        traces = []
+        for i, tool in enumerate(sel.tools):
+            condition = sel.conditions[i] if i < len(sel.conditions) else ''
+            decision = self.permissions.decide(tool, count=not condition)
+            known = self._tools.get(tool)
+            binding = self.bindings.get(tool)
+            trace = ToolTrace(
+                tool=tool, risk=known.risk.value if known else '',
+                score=float(sel.scores[i]) if i < len(sel.scores) else 0.0,
+                clause_index=int(sel.clause_index[i]) if i < len(sel.clause_index) else -1,
+                condition=condition, decision=decision.action.value, reason=decision.reason,
+                endpoint=binding.spec if binding else '',
+                outcome='denied' if decision.action is Action.DENY else 'shadow',
+                failure_mode=decision.failure_mode)
+            if condition:
+                trace.outcome = 'skipped_conditional'
+                trace.failure_mode = ''
+                trace.message = f'gated by condition {condition!r}; {CONDITIONAL_NOTE}'
+            traces.append(trace)
+        return traces
+
+    def _confirm(self, sel: Selection, traces: list[ToolTrace]) -> None:
+        waiting = [t for t in traces if t.decision == 'confirm' and not t.condition]
+        if not waiting:
+            return
+        if self.mode is Mode.SHADOW:
+            for t in waiting:
+                t.confirmation = ConfirmationOutcome(outcome='not_requested')
+            return
+        requests = [ConfirmRequest(request_id=sel.request_id, tool=t.tool, risk=t.risk,
+                                   request_text=sel.request_text,
+                                   timeout_s=self.confirm_timeout_s) for t in waiting]
+        outcomes = self.confirmer.confirm(requests)
+        for t in waiting:
+            result = outcomes.get(t.tool) or ConfirmationOutcome(outcome='timeout')
+            t.confirmation = result
+            if result.outcome != 'approved':
+                t.outcome = 'denied'
+                t.failure_mode = f'confirmation_{result.outcome}'
+                who = f' by {result.operator_name}' if result.operator_name else ''
+                t.message = (f'operator denied{who}' if result.outcome == 'denied' else
+                             f'no operator decision within {self.confirm_timeout_s:g} s')
+
+    def _dispatch(self, sel: Selection, traces: list[ToolTrace]) -> str:
+        """Dispatch in order; return the actuator that stopped the request ('' = none)."""
+        stopped_by = ''
+        for t in traces:
+            if t.outcome == 'skipped_conditional':
+                continue
+            actuator = (self._tools[t.tool].kind is Kind.ACTUATOR) if t.tool in self._tools else True
+            if t.outcome == 'denied':
+                if actuator and self.stop_on_failure and not stopped_by:
+                    stopped_by = t.tool
+                continue
+            if self.mode is Mode.SHADOW:
+                t.outcome = 'shadow'
+                t.message = 'shadow mode: decided, not executed'
+                continue
+            if stopped_by and actuator:
+                t.outcome = 'skipped_after_failure'
+                t.message = f'skipped: {stopped_by} was denied or failed earlier in the request'
+                continue
+            binding = self.bindings.get(t.tool)
+            if self.mode is Mode.DRY_RUN or (binding and binding.kind is BindingKind.DRY_RUN):
+                t.outcome = 'dry_run'
+                t.message = 'dry run: not executed'
+                continue
+            if binding is None:
+                t.outcome, t.failure_mode = 'failed', 'endpoint_unreachable'
+                t.message = 'no binding configured for this tool'
+            else:
+                start = time.perf_counter()
+                try:
+                    result = self.dispatcher.dispatch(t.tool, binding, sel.request_id,
+                                                      sel.request_text, self.call_timeout_s)
+                except Exception as exc:  # noqa: BLE001 - a dispatch bug must not lose the trace
+                    result = DispatchResult(False, f'internal error: {exc!r}', 'internal_error')
+                t.latency_ms = round((time.perf_counter() - start) * 1000.0, 3)
+                t.finished = self.clock()
+                t.message = result.message
+                t.outcome = 'dispatched' if result.ok else 'failed'
+                t.failure_mode = '' if result.ok else (result.failure_mode or 'call_failed')
+            if t.outcome == 'failed' and actuator and self.stop_on_failure and not stopped_by:
+                stopped_by = t.tool
+        return stopped_by
+
+    def _stop_reason(self, traces: list[ToolTrace], stopped_by: str) -> str:
+        if not traces:
+            return 'no_tools'
+        if self.mode is Mode.SHADOW:
+            return 'shadow_mode'
+        if any(t.outcome == 'skipped_after_failure' for t in traces):
+            return f'aborted_after:{stopped_by}'
+        if any(t.outcome in ('denied', 'failed') for t in traces):
+            return 'completed_with_errors'
+        return 'completed'

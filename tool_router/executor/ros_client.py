@@ -1,0 +1,77 @@
+"""ROS binding for the command line: call /executor/confirm, follow /executor/traces.
+
+The only module of :mod:`tool_router.executor` that imports rclpy.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import rclpy
+from rclpy.node import Node
+
+from tool_router.errors import ToolRouterError
+
+
+class _Session:
+    """A short-lived node in its own context."""
+
+    def __init__(self, prefix: str) -> None:
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        self.node = Node(f'{prefix}_{int(time.time() * 1000) % 10_000_000}', context=self.context)
+        self.executor = rclpy.executors.SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+
+    def close(self) -> None:
+        self.executor.shutdown(timeout_sec=1.0)
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.context)
+
+
+def call_confirm(request_id: str, tool: str, approve: bool, operator_name: str,
+                 service: str = '/executor/confirm', timeout_s: float = 10.0) -> Any:
+    """Call the ConfirmTool service once; raise ToolRouterError when it does not answer."""
+    from tool_router.srv import ConfirmTool
+
+    session = _Session('tool_router_confirm')
+    try:
+        client = session.node.create_client(ConfirmTool, service)
+        if not client.wait_for_service(timeout_sec=timeout_s):
+            raise ToolRouterError(f'service {service} not available after {timeout_s:g} s',
+                                  hint='is the executor running? `tool-router serve`')
+        future = client.call_async(ConfirmTool.Request(
+            request_id=request_id, tool=tool, approve=approve, operator_name=operator_name))
+        session.executor.spin_until_future_complete(future, timeout_sec=timeout_s)
+        if not future.done():
+            future.cancel()
+            raise ToolRouterError(f'no answer from {service} within {timeout_s:g} s')
+        return future.result()
+    finally:
+        session.close()
+
+
+def follow_traces(on_record: Callable[[Any], None], topic: str = '/executor/traces',
+                  count: int = 0, timeout_s: float = 0.0) -> int:
+    """Call ``on_record`` for each ExecutionTrace; stop after ``count`` or ``timeout_s`` (0 = never)."""
+    from tool_router.msg import ExecutionTrace
+
+    session = _Session('tool_router_trace_tail')
+    received = [0]
+
+    def callback(msg: Any) -> None:
+        received[0] += 1
+        on_record(msg)
+
+    session.node.create_subscription(ExecutionTrace, topic, callback, 50)
+    deadline = time.monotonic() + timeout_s if timeout_s > 0 else None
+    try:
+        while rclpy.ok(context=session.context):
+            if count and received[0] >= count:
+                break
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+            session.executor.spin_once(timeout_sec=0.2)
+    finally:
+        session.close()
+    return received[0]

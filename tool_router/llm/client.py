@@ -1,0 +1,260 @@
+"""One HTTP client per policy for an OpenAI-compatible or Ollama chat endpoint.
+
+* ``openai``: ``POST {url}/v1/chat/completions`` (vLLM, llama.cpp server, hosted
+  gpt-oss); the reply text is ``choices[0].message.content``.
+* ``ollama``: ``POST {url}/api/chat`` with ``stream: false, format: json``; the
+  reply text is ``message.content``.
+
+Every call has explicit connect/read/write/pool timeouts and a hard wall-clock
+bound (the call runs on a worker thread and is abandoned at its budget, so a
+server that drips bytes cannot hold routing past its deadline). A circuit
+breaker stops calling after ``breaker_failures`` consecutive failures for
+``breaker_cooldown_s``; then one trial call is let through (half-open).
+
+The API key is read from the environment, sent as ``Authorization: Bearer``
+and never put in a log line, an error message or a decision.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import httpx
+
+from tool_router.errors import LLMError
+from tool_router.llm.settings import LLMParams
+
+log = logging.getLogger(__name__)
+
+# Failure kinds carried by LLMCallError.kind (and by Decision.extra['llm']['error']).
+TIMEOUT, CONNECT, HTTP, BAD_RESPONSE, CIRCUIT_OPEN = (
+    'timeout',
+    'connect',
+    'http',
+    'bad_response',
+    'circuit open',
+)
+
+
+class LLMCallError(LLMError):
+    """A call that produced no reply text; ``kind`` is one of the constants above."""
+
+    def __init__(self, kind: str, what: str, *, where: str = '', hint: str = '') -> None:
+        self.kind = kind
+        super().__init__(what, where=where, hint=hint)
+
+
+class CircuitBreaker:
+    """Closed -> open after N consecutive failures -> half-open after the cool-down -> closed."""
+
+    def __init__(
+        self, failures: int, cooldown_s: float, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.failures, self.cooldown_s, self._clock = failures, cooldown_s, clock
+        self._lock = threading.Lock()
+        self._consecutive = 0
+        self._opened_at: float | None = None
+        self._trial = False
+
+    @property
+    def state(self) -> str:
+        """'closed', 'open' or 'half-open'."""
+        with self._lock:
+            return self._state()
+
+    def _state(self) -> str:
+        if self._opened_at is None:
+            return 'closed'
+        if self._clock() - self._opened_at >= self.cooldown_s:
+            return 'half-open'
+        return 'open'
+
+    def allow(self) -> tuple[bool, str]:
+        """Whether a call may be made now, and if not, why ("circuit open ...")."""
+        with self._lock:
+            state = self._state()
+            if state == 'closed':
+                return True, ''
+            if state == 'half-open' and not self._trial:
+                self._trial = True
+                return True, ''
+            left = max(0.0, self.cooldown_s - (self._clock() - (self._opened_at or 0.0)))
+            return False, (
+                f'circuit open after {self._consecutive} consecutive failures '
+                f'({left:.1f} s of cool-down left)'
+            )
+
+    def record_success(self) -> None:
+        with self._lock:
+            self._consecutive, self._opened_at, self._trial = 0, None, False
+
+    def record_failure(self) -> None:
+        with self._lock:
+            self._consecutive += 1
+            self._trial = False
+            if self._consecutive >= self.failures or self._opened_at is not None:
+                self._opened_at = self._clock()
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The model's reply text and how long the exchange took."""
+
+    text: str
+    duration_ms: float
+    status: int
+
+
+def endpoint(params: LLMParams) -> str:
+    """The full URL a chat request is posted to."""
+    base = params.url.rstrip('/')
+    if params.provider == 'ollama':
+        return base + ('' if base.endswith('/api/chat') else '/api/chat')
+    if base.endswith('/chat/completions'):
+        return base
+    if base.endswith('/v1'):
+        base = base[:-3]
+    return base + '/v1/chat/completions'
+
+
+def request_body(params: LLMParams, system: str, user: str) -> dict[str, Any]:
+    """The JSON body of one chat request for the configured provider."""
+    messages = [{'role': 'system', 'content': system}, {'role': 'user', 'content': user}]
+    if params.provider == 'ollama':
+        return {
+            'model': params.model,
+            'messages': messages,
+            'stream': False,
+            'format': 'json',
+            'options': {'temperature': params.temperature, 'num_predict': params.max_tokens},
+        }
+    body: dict[str, Any] = {
+        'model': params.model,
+        'messages': messages,
+        'temperature': params.temperature,
+        'max_tokens': params.max_tokens,
+    }
+    if params.json_mode:
+        body['response_format'] = {'type': 'json_object'}
+    return body
+
+
+def reply_text(provider: str, data: Any) -> str:
+    """The assistant's text in a decoded response body; raise ``LLMCallError`` when absent."""
+    try:
+        if provider == 'ollama':
+            content = data['message']['content']
+        else:
+            content = data['choices'][0]['message']['content']
+    except (KeyError, IndexError, TypeError):
+        raise LLMCallError(BAD_RESPONSE, f'response has no {provider} chat message') from None
+    return content if isinstance(content, str) else ''
+
+
+class LLMClient:
+    """Posts chat requests; one ``httpx.Client`` (connection reuse) for the client's lifetime."""
+
+    def __init__(
+        self,
+        params: LLMParams,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        api_key: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.params = params
+        self.url = endpoint(params)
+        self.host = params.host()
+        self._api_key = api_key if api_key is not None else os.environ.get(params.api_key_env, '')
+        headers = {'Content-Type': 'application/json'}
+        if self._api_key:
+            headers['Authorization'] = f'Bearer {self._api_key}'
+        self._http = httpx.Client(
+            transport=transport,
+            headers=headers,
+            follow_redirects=False,
+            timeout=self._timeout(params.timeout_s),
+            limits=httpx.Limits(max_connections=4, max_keepalive_connections=2),
+        )
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=4, thread_name_prefix='llm-call'
+        )
+        self.breaker = CircuitBreaker(params.breaker_failures, params.breaker_cooldown_s, clock)
+
+    def _timeout(self, budget_s: float) -> httpx.Timeout:
+        return httpx.Timeout(budget_s, connect=min(self.params.connect_timeout_s, budget_s))
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self._api_key, '***') if self._api_key else text
+
+    def chat(self, system: str, user: str, budget_s: float | None = None) -> Reply:
+        """One chat exchange within ``budget_s`` (default ``timeout_s``); raise LLMCallError."""
+        budget = min(
+            self.params.timeout_s, budget_s if budget_s is not None else self.params.timeout_s
+        )
+        allowed, why = self.breaker.allow()
+        if not allowed:
+            raise LLMCallError(CIRCUIT_OPEN, why, where=self.host)
+        body = request_body(self.params, system, user)
+        start = time.perf_counter()
+        future = self._pool.submit(self._post, body, budget)
+        try:
+            status, text = future.result(timeout=budget + 0.02)
+        except concurrent.futures.TimeoutError:
+            self.breaker.record_failure()
+            raise LLMCallError(
+                TIMEOUT, f'no reply within {budget:.2f} s', where=self.host
+            ) from None
+        except LLMCallError:
+            self.breaker.record_failure()
+            raise
+        self.breaker.record_success()
+        return Reply(text, (time.perf_counter() - start) * 1000.0, status)
+
+    def _post(self, body: dict[str, Any], budget: float) -> tuple[int, str]:
+        try:
+            response = self._http.post(self.url, json=body, timeout=self._timeout(budget))
+        except httpx.TimeoutException as exc:
+            raise LLMCallError(
+                TIMEOUT, f'{type(exc).__name__} after {budget:.2f} s', where=self.host
+            ) from None
+        except httpx.ConnectError as exc:
+            raise LLMCallError(
+                CONNECT,
+                self._scrub(f'cannot connect: {exc}'),
+                where=self.host,
+                hint='is the model server running and llm.url right?',
+            ) from None
+        except httpx.HTTPError as exc:
+            raise LLMCallError(
+                CONNECT, self._scrub(f'{type(exc).__name__}: {exc}'), where=self.host
+            ) from None
+        if response.status_code != 200:
+            raise LLMCallError(
+                HTTP,
+                f'HTTP {response.status_code} from the model server',
+                where=self.host,
+                hint=(
+                    'check llm.model and the API key'
+                    if response.status_code in (401, 403, 404)
+                    else ''
+                ),
+            )
+        try:
+            data = response.json()
+        except ValueError:
+            raise LLMCallError(
+                BAD_RESPONSE, 'response body is not JSON', where=self.host
+            ) from None
+        return response.status_code, reply_text(self.params.provider, data)
+
+    def close(self) -> None:
+        """Close the connection pool and the worker threads (pending calls are abandoned)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._http.close()

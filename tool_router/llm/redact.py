@@ -1,0 +1,49 @@
+"""Strip numbers, coordinates and configured names from a request before it leaves the vehicle."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# "47.6101, -122.3331", "47.61N 122.33W", "N47.6 W122.3" - a pair of decimal numbers.
+_COORD = re.compile(
+    r'(?<![\w.])[NSEW]?\s?[-+]?\d{1,3}\.\d+\s*°?\s*[NSEW]?'    # latitude
+    r'\s*[,;/ ]\s*'
+    r'[NSEW]?\s?[-+]?\d{1,3}\.\d+\s*°?\s*[NSEW]?(?![\w.])',    # longitude
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(r'(?<![\w.])[-+]?\d+(?:[.,:]\d+)*(?![\d])')
+
+COORD_MARK = '<coordinates>'
+NUMBER_MARK = '<number>'
+NAME_MARK = '<name>'
+
+
+@dataclass(frozen=True)
+class Redacted:
+    """The text as sent, and how many spans were replaced."""
+
+    text: str
+    coordinates: int = 0
+    numbers: int = 0
+    names: int = 0
+
+    @property
+    def count(self) -> int:
+        return self.coordinates + self.numbers + self.names
+
+
+def redact(text: str, names: list[str] | tuple[str, ...] = ()) -> Redacted:
+    """Replace coordinates, then configured names (whole words, any case), then numbers.
+
+    Units stay ("below <number>%", "<number> m"), so the request keeps its
+    meaning for tool selection while the values never leave the vehicle.
+    """
+    out, n_coord = _COORD.subn(COORD_MARK, text)
+    n_names = 0
+    for name in sorted({n for n in names if n.strip()}, key=len, reverse=True):
+        pattern = re.compile(r'(?<!\w)' + re.escape(name.strip()) + r'(?!\w)', re.IGNORECASE)
+        out, k = pattern.subn(NAME_MARK, out)
+        n_names += k
+    out, n_num = _NUMBER.subn(NUMBER_MARK, out)
+    return Redacted(out, n_coord, n_num, n_names)

@@ -1,0 +1,308 @@
+"""The executor node: permissions, confirmations and dispatch of the router's selections.
+
+Thin ROS glue over :class:`tool_router.executor.pipeline.ExecutionPipeline`:
+
+* subscribes to SelectedCapabilities (``/tool_router/selected``) and hands each
+  selection to a worker thread, so waiting never blocks the ROS executor;
+* announces ``confirm`` tools on ``/executor/confirmation_requests`` and takes
+  decisions on the ``/executor/confirm`` service (its own callback group);
+* calls std_srvs Trigger / SetBool services with ``call_async`` and a deadline,
+  or publishes std_msgs/String, as configured in ``bindings``;
+* writes one JSONL trace record per request and publishes it on ``/executor/traces``.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pydantic
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from std_msgs.msg import String
+from std_srvs.srv import SetBool, Trigger
+
+from tool_router.catalog import load_catalog
+from tool_router.errors import ToolRouterError
+from tool_router.executor.confirmations import ConfirmationBook
+from tool_router.executor.config import ExecutorConfig, load_executor_config
+from tool_router.executor.dispatch import (Binding, BindingKind, DispatchResult, Mode,
+                                           setbool_value)
+from tool_router.executor.permissions import PermissionPolicy, load_permissions
+from tool_router.executor.pipeline import ConfirmRequest, ExecutionPipeline, Selection
+from tool_router.executor.traces import (ConfirmationOutcome, Redactor, TraceRecord, TraceWriter,
+                                         trace_message_fields)
+from tool_router.msg import ConfirmationRequest, ExecutionTrace, SelectedCapabilities
+from tool_router.nodes.common import declare_from_dict, flatten, parameters_as_dict, spin
+from tool_router.srv import ConfirmTool
+
+# Parameters that may change while running; the rest need a restart.
+LIVE_PARAMS = {'mode', 'confirm_timeout_s', 'call_timeout_s', 'stop_on_failure'}
+
+
+def _descriptions(model: type[pydantic.BaseModel], prefix: str = '') -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name, info in model.model_fields.items():
+        ann = info.annotation
+        if isinstance(ann, type) and issubclass(ann, pydantic.BaseModel):
+            out.update(_descriptions(ann, f'{prefix}{name}.'))
+        else:
+            out[f'{prefix}{name}'] = info.description or ''
+    return out
+
+
+def _stamp(seconds: float) -> Any:
+    from builtin_interfaces.msg import Time
+    nanos = int(seconds * 1e9)
+    return Time(sec=nanos // 1_000_000_000, nanosec=nanos % 1_000_000_000)
+
+
+def selection_from_msg(msg: SelectedCapabilities) -> Selection:
+    """Convert a SelectedCapabilities message to the pipeline's plain model."""
+    routed = msg.stamp.sec + msg.stamp.nanosec * 1e-9
+    return Selection(request_id=msg.request_id or f'exec-{uuid.uuid4().hex[:12]}',
+                     request_text=msg.request_text, tools=list(msg.tools),
+                     scores=[float(s) for s in msg.scores], policy=msg.policy,
+                     fallback_used=bool(msg.fallback_used),
+                     clause_index=[int(i) for i in msg.clause_index],
+                     conditions=list(msg.conditions), explanation_json=msg.explanation_json,
+                     routed=routed or None)
+
+
+class RosDispatcher:
+    """Calls Trigger / SetBool services and publishes String messages, with deadlines."""
+
+    def __init__(self, node: Node, bindings: dict[str, Binding]) -> None:
+        self._node = node
+        self._group = ReentrantCallbackGroup()
+        self._clients: dict[tuple[str, str], Any] = {}
+        self._publishers: dict[str, Any] = {}
+        self._locks: dict[tuple[str, str], threading.Lock] = {}
+        for binding in bindings.values():
+            key = (binding.kind.value, binding.name)
+            if binding.kind is BindingKind.TOPIC and binding.name not in self._publishers:
+                self._publishers[binding.name] = node.create_publisher(String, binding.name, 10)
+            elif binding.kind in (BindingKind.TRIGGER, BindingKind.SETBOOL) and \
+                    key not in self._clients:
+                srv = Trigger if binding.kind is BindingKind.TRIGGER else SetBool
+                self._clients[key] = node.create_client(srv, binding.name,
+                                                        callback_group=self._group)
+                self._locks[key] = threading.Lock()
+
+    def dispatch(self, tool: str, binding: Binding, request_id: str, request_text: str,
+                 timeout_s: float) -> DispatchResult:
+        """Perform the bound call; never waits longer than ``timeout_s``."""
+        deadline = time.monotonic() + timeout_s
+        if binding.kind is BindingKind.TOPIC:
+            payload = {'request_id': request_id, 'tool': tool, 'request_text': request_text}
+            self._publishers[binding.name].publish(String(data=json.dumps(payload)))
+            return DispatchResult(True, f'published on {binding.name}')
+        key = (binding.kind.value, binding.name)
+        client = self._clients.get(key)
+        if client is None:
+            return DispatchResult(False, f'no client for {binding.spec}', 'internal_error')
+        while not client.service_is_ready():
+            if time.monotonic() >= deadline:
+                return DispatchResult(False, f'service {binding.name} not available within '
+                                             f'{timeout_s:g} s', 'endpoint_unreachable')
+            time.sleep(0.005)
+        if binding.kind is BindingKind.SETBOOL:
+            request: Any = SetBool.Request(data=setbool_value(binding, request_text))
+        else:
+            request = Trigger.Request()
+        done = threading.Event()
+        with self._locks[key]:
+            future = client.call_async(request)
+        future.add_done_callback(lambda _: done.set())
+        if not done.wait(max(0.0, deadline - time.monotonic())):
+            future.cancel()
+            client.remove_pending_request(future)
+            return DispatchResult(False, f'no answer from {binding.name} within {timeout_s:g} s',
+                                  'call_timeout')
+        response = future.result()
+        if response is None:
+            return DispatchResult(False, f'call to {binding.name} failed', 'call_failed')
+        return DispatchResult(bool(response.success), response.message,
+                              '' if response.success else 'call_failed')
+
+
+class RosConfirmer:
+    """Announces confirmation requests on a topic and waits on the ConfirmationBook."""
+
+    def __init__(self, node: 'ExecutorNode', book: ConfirmationBook, publisher: Any) -> None:
+        self._node = node
+        self._book = book
+        self._pub = publisher
+
+    def confirm(self, requests: list[ConfirmRequest]) -> dict[str, ConfirmationOutcome]:
+        """Open, announce, then wait for every request until one shared deadline."""
+        entries = [(r, self._book.open(r.request_id, r.tool)) for r in requests]
+        deadline = time.monotonic() + max(r.timeout_s for r in requests)
+        for r, _ in entries:
+            self._pub.publish(ConfirmationRequest(
+                stamp=_stamp(time.time()), request_id=r.request_id, tool=r.tool, risk=r.risk,
+                request_text=r.request_text, timeout_s=float(r.timeout_s)))
+            self._node.get_logger().info(
+                f'waiting {r.timeout_s:g} s for confirmation of {r.tool} (request {r.request_id})'
+                f': tool-router confirm {r.request_id} {r.tool} --approve|--deny')
+        return {r.tool: self._book.wait(entry, deadline) for r, entry in entries}
+
+
+class ExecutorNode(Node):
+    """ROS glue: parameters, topics, services; the decisions live in the pipeline."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__('executor_node', **kwargs)
+        defaults = load_executor_config().model_dump(mode='json')
+        self._names = flatten(defaults)
+        declare_from_dict(self, defaults, _descriptions(ExecutorConfig))
+        self._pool: ThreadPoolExecutor | None = None
+        self._writer: TraceWriter | None = None
+        self._bag: Any = None
+        self._sink_lock = threading.Lock()
+        self.book = ConfirmationBook()
+        try:
+            self.config = ExecutorConfig.model_validate(parameters_as_dict(self, self._names))
+            catalog = load_catalog(self.config.resolved_catalog())
+            rules = load_permissions(self.config.resolved_permissions(), catalog)
+            self._writer = TraceWriter(self.config.resolved_trace_dir(),
+                                       self.config.trace_max_bytes,
+                                       fsync=self.config.trace_fsync)
+            if self.config.trace_mcap:
+                from tool_router.executor.bag import McapTraceBag
+                self._bag = McapTraceBag(self.config.resolved_trace_dir(), self.config.trace_topic)
+        except (ToolRouterError, pydantic.ValidationError, OSError) as exc:
+            text = str(exc)
+            if isinstance(exc, pydantic.ValidationError):
+                err = exc.errors()[0]
+                text = f"parameter {'.'.join(map(str, err['loc']))}: {err['msg']}"
+            self.get_logger().fatal(f'cannot start: {text}')
+            raise SystemExit(1) from None
+        c = self.config
+        bindings = c.parsed_bindings()
+        unbound = [t for t in catalog.names if t not in bindings]
+        if unbound:
+            self.get_logger().warning(f'no binding for {", ".join(unbound)}: they will fail')
+        self._confirm_pub = self.create_publisher(ConfirmationRequest, c.confirmation_topic, 10)
+        self._trace_pub = self.create_publisher(ExecutionTrace, c.trace_topic, 50)
+        self.pipeline = ExecutionPipeline(
+            catalog, PermissionPolicy(rules, catalog), bindings,
+            RosConfirmer(self, self.book, self._confirm_pub), RosDispatcher(self, bindings),
+            mode=c.mode, confirm_timeout_s=c.confirm_timeout_s, call_timeout_s=c.call_timeout_s,
+            stop_on_failure=c.stop_on_failure,
+            redactor=Redactor(c.redact.enabled, c.redact.digits, c.redact.coordinates,
+                              c.redact.name_list))
+        self._pool = ThreadPoolExecutor(max_workers=c.max_parallel_requests,
+                                        thread_name_prefix='executor-request')
+        self._confirm_srv = self.create_service(ConfirmTool, c.confirm_service, self._on_confirm,
+                                                callback_group=MutuallyExclusiveCallbackGroup())
+        self._sub = self.create_subscription(SelectedCapabilities, c.selection_topic,
+                                             self._on_selection, 50,
+                                             callback_group=MutuallyExclusiveCallbackGroup())
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self.get_logger().info(
+            f'executor ready: mode {c.mode.value}, {len(bindings)} bindings, listening on '
+            f'{c.selection_topic}, traces -> {self._writer.path}')
+
+    # -- callbacks ---------------------------------------------------------
+    def _on_selection(self, msg: SelectedCapabilities) -> None:
+        received = time.time()
+        try:
+            selection = selection_from_msg(msg)
+        except pydantic.ValidationError as exc:
+            self.get_logger().error(f'unusable selection {msg.request_id!r}: {exc.errors()[0]}')
+            return
+        if self._pool is not None:
+            self._pool.submit(self._process, selection, received)
+
+    def _process(self, selection: Selection, received: float) -> None:
+        try:
+            record = self.pipeline.process(selection, received)
+        except Exception as exc:  # noqa: BLE001 - never lose a worker thread silently
+            self.get_logger().error(f'request {selection.request_id} failed: {exc!r}')
+            return
+        self._sink(record)
+        summary = ', '.join(f'{t.tool}={t.outcome}' for t in record.tools)
+        self.get_logger().info(f'request {record.request_id}: {summary} [{record.stop_reason}]')
+
+    def _sink(self, record: TraceRecord) -> None:
+        with self._sink_lock:
+            try:
+                if self._writer is not None:
+                    self._writer.write(record)
+                if self._bag is not None:
+                    self._bag.write(record)
+            except (OSError, ToolRouterError) as exc:
+                self.get_logger().error(f'cannot write trace {record.request_id}: {exc}')
+        fields = trace_message_fields(record)
+        try:
+            self._trace_pub.publish(ExecutionTrace(stamp=_stamp(record.stamps.dispatch_done),
+                                                   **fields))
+        except Exception as exc:  # noqa: BLE001 - context already shut down; the file has it
+            self.get_logger().debug(f'trace {record.request_id} not published: {exc!r}')
+
+    def _on_confirm(self, request: ConfirmTool.Request,
+                    response: ConfirmTool.Response) -> ConfirmTool.Response:
+        operator_name = request.operator_name.strip() or '(unnamed)'
+        affected = self.book.resolve(request.request_id, request.tool, bool(request.approve),
+                                     operator_name)
+        response.affected_tools = affected
+        response.success = bool(affected)
+        verb = 'approved' if request.approve else 'denied'
+        if affected:
+            response.message = f'{verb} {", ".join(affected)} of {request.request_id}'
+            self.get_logger().info(f'{operator_name} {response.message}')
+        else:
+            what = request.tool or 'any tool'
+            response.message = (f'no pending confirmation for {what} of request '
+                                f'{request.request_id!r} (unknown, already decided or timed out)')
+        return response
+
+    def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
+        changed = {p.name: p.value for p in params if p.name in self._names}
+        if not changed:
+            return SetParametersResult(successful=True)
+        fixed = sorted(set(changed) - LIVE_PARAMS)
+        if fixed:
+            return SetParametersResult(successful=False,
+                                       reason=f'{", ".join(fixed)} need a restart')
+        merged = self.config.model_dump(mode='json')
+        merged.update(changed)
+        try:
+            new = ExecutorConfig.model_validate(merged)
+        except pydantic.ValidationError as exc:
+            err = exc.errors()[0]
+            return SetParametersResult(successful=False,
+                                       reason=f"{'.'.join(map(str, err['loc']))}: {err['msg']}")
+        self.config = new
+        p = self.pipeline
+        p.mode, p.confirm_timeout_s = Mode(new.mode), new.confirm_timeout_s
+        p.call_timeout_s, p.stop_on_failure = new.call_timeout_s, new.stop_on_failure
+        return SetParametersResult(successful=True)
+
+    def destroy_node(self) -> None:
+        """Deny pending confirmations, stop the workers, close the trace files."""
+        self.book.close()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        with self._sink_lock:
+            if self._writer is not None:
+                self._writer.close()
+            if self._bag is not None:
+                self._bag.close()
+        super().destroy_node()
+
+
+def main(args: list[str] | None = None) -> int:
+    """Run the executor node until Ctrl-C."""
+    return spin(ExecutorNode, args, threads=4)
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())
