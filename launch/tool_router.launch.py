@@ -21,7 +21,8 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument('params_file', default_value=str(share / 'config' / 'router.yaml'),
                               description='router parameters file'),
         DeclareLaunchArgument('autostart', default_value='true',
-                              description='configure and activate the router without a lifecycle manager'),
+                              description='configure and activate the router without a '
+                                          'lifecycle manager'),
         DeclareLaunchArgument('executor_params_file',
                               default_value=str(share / 'config' / 'executor.yaml'),
                               description='executor parameters file (mode, bindings, traces)'),

@@ -1,4 +1,4 @@
-"""End to end over DDS: the real router node -> executor -> simulated vehicle, confirmed by the CLI."""
+"""End to end over DDS: real router node -> executor -> simulated vehicle, confirmed by the CLI."""
 from __future__ import annotations
 
 import json

@@ -197,5 +197,3 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument('--seed', type=int, default=20261130)
     p.add_argument('--config')
     p.set_defaults(handler=cmd_dataset)
-
-

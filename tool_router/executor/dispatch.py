@@ -93,7 +93,8 @@ class DispatchResult:
 
     ok: bool
     message: str
-    failure_mode: str = ''   # '' | endpoint_unreachable | call_timeout | call_failed | internal_error
+    # '' | endpoint_unreachable | call_timeout | call_failed | internal_error
+    failure_mode: str = ''
 
 
 class Dispatcher(Protocol):

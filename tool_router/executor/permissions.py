@@ -145,7 +145,7 @@ class PermissionPolicy:
 
 
 def load_permissions(path: str | Path, catalog: Catalog) -> PermissionsFile:
-    """Load and validate a permissions file against the catalog; raise ConfigError on any problem."""
+    """Load and validate a permissions file against the catalog; raise ConfigError if bad."""
     path = Path(path)
     data, node = load_yaml_with_lines(path, ConfigError)
     if not isinstance(data, dict):

@@ -125,7 +125,8 @@ class ExecutionPipeline:
             candidates=candidates, validation_drops=drops,
             stamps=Stamps(routed=sel.routed, received=received, permissions_decided=decided,
                           confirmations_resolved=resolved, dispatch_done=done),
-            tools=traces, failure_mode=next((t.failure_mode for t in traces if t.failure_mode), ''),
+            tools=traces,
+            failure_mode=next((t.failure_mode for t in traces if t.failure_mode), ''),
             stop_reason=self._stop_reason(traces, stopped_by), notes=notes)
 
     # -- stages ------------------------------------------------------------
@@ -179,7 +180,8 @@ class ExecutionPipeline:
         for t in traces:
             if t.outcome == 'skipped_conditional':
                 continue
-            actuator = (self._tools[t.tool].kind is Kind.ACTUATOR) if t.tool in self._tools else True
+            known = self._tools.get(t.tool)
+            actuator = known is None or known.kind is Kind.ACTUATOR
             if t.outcome == 'denied':
                 if actuator and self.stop_on_failure and not stopped_by:
                     stopped_by = t.tool

@@ -53,7 +53,7 @@ def call_confirm(request_id: str, tool: str, approve: bool, operator_name: str,
 
 def follow_traces(on_record: Callable[[Any], None], topic: str = '/executor/traces',
                   count: int = 0, timeout_s: float = 0.0) -> int:
-    """Call ``on_record`` for each ExecutionTrace; stop after ``count`` or ``timeout_s`` (0 = never)."""
+    """Call ``on_record`` per ExecutionTrace; stop after ``count`` or ``timeout_s`` (0 = never)."""
     from tool_router.msg import ExecutionTrace
 
     session = _Session('tool_router_trace_tail')

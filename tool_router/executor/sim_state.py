@@ -256,6 +256,11 @@ def _battery(s: VehicleState) -> str:
             f'{12.5 if s.phase == "airborne" else 0.4:.1f} A, ~{minutes:.0f} min left')
 
 
+def _fence_margin(s: VehicleState) -> float:
+    """Metres left to a 200 m circular fence around home (1e-5 deg ~ 1 m)."""
+    return 200.0 - 1e5 * math.hypot(s.lat - HOME[0], s.lon - HOME[1])
+
+
 def _camera(kind: str) -> Callable[[VehicleState], str]:
     def read(s: VehicleState) -> str:
         return f'{kind} captured at {s.lat:.5f},{s.lon:.5f}, altitude {s.altitude_m:.1f} m'
@@ -288,9 +293,8 @@ SENSORS: dict[str, Callable[[VehicleState], str]] = {
     'system_health': lambda s: 'all pre-flight checks pass, CPU load 23 %',
     'vehicle_state': lambda s: (f'phase {s.phase}, mode {s.mode}, altitude {s.altitude_m:.1f} m, '
                                 f'battery {s.battery_pct:.0f} %'),
-    'geofence_monitor': lambda s: 'inside geofence, '
-                                  f'{200.0 - 1e5 * math.hypot(s.lat - HOME[0], s.lon - HOME[1]):.0f}'
-                                  ' m to the nearest boundary',
+    'geofence_monitor': lambda s: f'inside geofence, {_fence_margin(s):.0f} m to the nearest '
+                                  'boundary',
 }
 
 

@@ -309,8 +309,8 @@ def format_summary(summary: dict[str, Any]) -> str:
         text = '  '.join(f'{k} {v:.2f}' for k, v in pct.items()) or '-'
         lines.append(f'  {stage:14s} {text}')
     pct = summary['dispatch_call_latency_ms']
-    lines.append('dispatch call (ms): ' + ('  '.join(f'{k} {v:.2f}' for k, v in pct.items())
-                                            or '-'))
+    text = '  '.join(f'{k} {v:.2f}' for k, v in pct.items()) or '-'
+    lines.append(f'dispatch call (ms): {text}')
     return '\n'.join(lines)
 
 

@@ -46,8 +46,9 @@ class SimVehicleNode(Node):
         self._state_pub = self.create_publisher(String, f'{prefix}/state', latched)
         self._timer = self.create_timer(period, self._publish_state)
         self._publish_state()
-        self.get_logger().info(f'simulated vehicle ready: {len(self._tool_services)} services under '
-                               f'{prefix}/, state on {prefix}/state')
+        count = len(self._tool_services)
+        self.get_logger().info(f'simulated vehicle ready: {count} services under {prefix}/, '
+                               f'state on {prefix}/state')
 
     def _trigger(self, tool: str) -> Any:
         def handle(request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
