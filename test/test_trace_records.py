@@ -83,3 +83,20 @@ def test_redactor_options():
     assert Redactor(False)(text) == text
     assert Redactor(True, names=['bob'])(text) == '<NAME>: photo at <COORD> then <NUM> more'
     assert Redactor(True, digits=False, coordinates=False)(text) == text
+
+
+def test_mcap_bag_of_trace_messages(tmp_path):
+    from rosbags.rosbag2 import Reader
+
+    from tool_router.executor.bag import MSGTYPE, McapTraceBag
+    bag = McapTraceBag(tmp_path)
+    for i in range(3):
+        bag.write(record(i))
+    bag.close()
+    with Reader(bag.path) as reader:
+        msgs = [bag.typestore.deserialize_cdr(raw, conn.msgtype)
+                for conn, _, raw in reader.messages()]
+        assert [c.msgtype for c in reader.connections] == [MSGTYPE]
+    assert [m.request_id for m in msgs] == ['r0', 'r1', 'r2']
+    assert TraceRecord.model_validate_json(msgs[1].record_json).request_id == 'r1'
+    assert list(msgs[2].outcomes) == ['dispatched'] and msgs[2].schema_version == '1.0'

@@ -15,6 +15,7 @@ from typing import Any
 # Modules that add sub-commands (each has register(subparsers)).
 COMMAND_MODULES = (
     'tool_router.cli_core',
+    'tool_router.fit',
     'tool_router.evaluation.cli',
     'tool_router.executor.cli',
 )

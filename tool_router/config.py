@@ -16,6 +16,7 @@ from tool_router.errors import ConfigError
 from tool_router.llm.settings import HybridParams, LLMParams
 from tool_router.paths import config_path
 from tool_router.policies.cdb import CDBv1Params, CDBv2Params, CDBv3Params
+from tool_router.policies.lcr import LCRParams
 from tool_router.yaml_util import line_of, load_yaml_with_lines
 
 NODE_NAME = 'router_node'
@@ -42,6 +43,7 @@ class RouterConfig(BaseModel):
     cdbv1: CDBv1Params = Field(default_factory=CDBv1Params)
     cdbv2: CDBv2Params = Field(default_factory=CDBv2Params)
     cdbv3: CDBv3Params = Field(default_factory=CDBv3Params)
+    lcr: LCRParams = Field(default_factory=LCRParams)
     llm: LLMParams = Field(default_factory=LLMParams,
                            description='LLM endpoint (off by default: no url, allow_remote false).')
     hybrid: HybridParams = Field(default_factory=HybridParams,

@@ -42,6 +42,17 @@ def _hybrid_policy(router: 'Router') -> Policy:
     return HybridPolicy.from_router(router)
 
 
+def _lcr_factory(variant: str) -> PolicyFactory:
+    def make(router: 'Router') -> Policy:
+        from tool_router.policies.lcr import FeatureExtractor, LearnedClauseRouter
+        if router._extractor is None:
+            router._extractor = FeatureExtractor(router.index)
+        return LearnedClauseRouter(router.index, router.config.lcr, variant, router._extractor)
+    return make
+
+
+for _variant in ('lcr', 'lcr_no_clause_rule', 'lcr_no_phrases', 'lcr_no_lexical', 'lcr_no_negation'):
+    POLICIES[_variant] = _lcr_factory(_variant)
 POLICIES['llm'] = _llm_policy
 POLICIES['hybrid'] = _hybrid_policy
 
@@ -108,6 +119,7 @@ class Router:
         self.index = index
         self.encoder = index.encoder
         self._policies: dict[str, Policy] = {}
+        self._extractor: Any = None  # shared by the lcr variants
         if self.config.policy not in POLICIES:
             raise RequestError(f'unknown default policy {self.config.policy!r}', hint=self.policy_hint())
         self.policy(self.config.policy)  # build the default policy now, not on the first request

@@ -146,6 +146,8 @@ def repeat_table(report: Report) -> list[str]:
 
 
 def paired_table(report: Report) -> list[str]:
+    if not report.paired:
+        return []
     rows = [[d.a, d.b, str(d.n), f'{d.delta_composite:+.3f}',
              f'[{d.ci95[0]:+.3f}, {d.ci95[1]:+.3f}]',
              'yes' if d.ci95[0] > 0 or d.ci95[1] < 0 else 'no'] for d in report.paired]

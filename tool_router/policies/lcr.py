@@ -1,0 +1,321 @@
+"""``lcr`` - the learned clause router, the default policy.
+
+CDBv3 adds up retrieval evidence across fragments and cuts the ranking at one
+global score gap. That keeps semantically related extras, misses tools whose
+clause is short, ignores negation and never abstains. ``lcr`` instead decides
+per (request, tool) pair with a small calibrated scorer:
+
+1. **Segmentation** (:mod:`tool_router.clauses`): clauses with roles
+   (condition / action), negation and the full request. A condition clause
+   that opens with a pronoun ("when *it* drops below 25%") is also read
+   together with the clause before it.
+2. **Evidence** per clause and tool, from the index: the similarity of the
+   clause to the tool's document, to its example requests and to its
+   condition phrases (sensors), all unit vectors held by Chroma and scored
+   exactly (a 42-tool catalog has a few hundred records; a dense product is
+   faster and exact, where HNSW is approximate); the tool's rank and margin
+   inside each clause; lexical hits of the tool's keywords; whether the
+   evidence sits only in negated clauses.
+3. **Scoring**: a logistic model over those features (about twenty weights,
+   no words), trained on the development split by ``tool-router fit`` and
+   shipped as ``config/lcr_model.json``. Because the features are similarities
+   to the catalog's own texts rather than words of the training requests, the
+   model transfers to wording it has never seen.
+4. **Decision**: keep tools whose probability clears ``threshold``; for each
+   non-negated clause, also keep its best tool if it clears the lower
+   ``clause_threshold`` (a clause that asks for something gets a tool); return
+   nothing when no tool clears ``threshold`` (abstention: out-of-scope
+   requests, injections with nothing legitimate left). Thresholds are fitted on
+   cross-validated dev predictions.
+
+Every selected tool carries its evidence, the clause that chose it and that
+clause's gating condition, for the executor's traces.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from tool_router.catalog import Catalog, Kind
+from tool_router.clauses import Clause, normalise, split_clauses
+from tool_router.errors import ConfigError
+from tool_router.index import CatalogIndex
+from tool_router.paths import config_path
+from tool_router.policies.base import Decision, Evidence, words
+
+PRONOUN_START = re.compile(r"^(?:it|its|it's|that|this|they|those|these|there)\b", re.IGNORECASE)
+
+FEATURES = (
+    'bias',
+    'ex_max',            # best similarity of any non-negated clause to the tool's examples
+    'ex_full',           # similarity of the whole request to the tool's examples
+    'doc_max',           # best similarity of any non-negated clause to the tool's document
+    'cond_max',          # best similarity of a condition clause to the tool's condition phrases
+    'cond_sensor',       # cond_max if the tool is a sensor and the request has a condition clause
+    'top1_clause',       # tool is the best tool of some non-negated clause
+    'margin',            # best (tool score - best other tool score) over clauses
+    'rank_inv',          # best 1 / rank over clauses
+    'ex_second',         # second best clause similarity (evidence from two clauses)
+    'kw_hit',            # a keyword of the tool occurs in a non-negated clause
+    'kw_name_hit',       # a word of the tool's name occurs in the request
+    'neg_only',          # the tool's best evidence is in a negated clause
+    'neg_max',           # best similarity of a negated clause
+    'is_sensor',
+    'n_clauses',         # number of clauses (compound requests)
+    'ex_max_sq',         # ex_max squared (sharpens the top of the scale)
+    'top1_x_ex',         # top1_clause * ex_max
+)
+
+
+class LCRParams(BaseModel):
+    """Constants of the learned clause router (thresholds are fitted, see ``tool-router fit``)."""
+
+    model_config = ConfigDict(extra='forbid')
+    model_path: str = Field('', description="Fitted scorer (JSON); '' = the shipped config/lcr_model.json.")
+    threshold: float = Field(-1.0, ge=-1, le=1,
+                             description='Keep tools at or above this probability; -1 = the fitted value.')
+    clause_threshold: float = Field(-1.0, ge=-1, le=1,
+                                    description='Per-clause floor for a clause\'s best tool; -1 = fitted.')
+    max_tools: int = Field(8, ge=1, le=42, description='Maximum output size.')
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A feature/decision variant, for ablations."""
+
+    name: str
+    drop: tuple[str, ...] = ()      # features zeroed
+    per_clause: bool = True         # the per-clause rule
+    phrases: bool = True            # use example/condition records (else documents only)
+
+
+VARIANTS = {
+    'lcr': Variant('lcr'),
+    'lcr_no_clause_rule': Variant('lcr_no_clause_rule', per_clause=False),
+    'lcr_no_phrases': Variant('lcr_no_phrases', drop=('ex_max', 'ex_full', 'cond_max', 'cond_sensor',
+                                                      'ex_second', 'ex_max_sq', 'top1_x_ex'),
+                              phrases=False),
+    'lcr_no_lexical': Variant('lcr_no_lexical', drop=('kw_hit', 'kw_name_hit')),
+    'lcr_no_negation': Variant('lcr_no_negation', drop=('neg_only', 'neg_max')),
+}
+
+
+class FeatureExtractor:
+    """Turns a request into a (tools x features) matrix plus the evidence behind it."""
+
+    def __init__(self, index: CatalogIndex) -> None:
+        self.index = index
+        catalog: Catalog = index.catalog
+        self.names = list(catalog.names)
+        col = {n: i for i, n in enumerate(self.names)}
+        self.is_sensor = np.array([t.kind is Kind.SENSOR for t in catalog], dtype=np.float32)
+        recs = index.phrase_records
+        self.phrase_tool = np.array([col[r.tool] for r in recs], dtype=np.int64)
+        self.phrase_is_cond = np.array([r.kind == 'condition' for r in recs], dtype=bool)
+        self.phrase_vectors = index.phrase_vectors
+        self.phrase_text = [r.text for r in recs]
+        self.doc_vectors = index.encoder.encode([r.text for r in index.tool_records])
+        self.keywords = [tuple(k for k in t.keywords) for t in catalog]
+        self.name_words = [set(t.name.split('_')) for t in catalog]
+        self._kw_patterns = [re.compile(r'\b(?:' + '|'.join(re.escape(k) for k in kws) + r')\b')
+                             if kws else None for kws in self.keywords]
+
+    def _group_max(self, sims: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Per fragment and tool: max similarity over that tool's records selected by mask."""
+        out = np.full((sims.shape[0], len(self.names)), -1.0, dtype=np.float32)
+        if mask.any():
+            cols = self.phrase_tool[mask]
+            sub = sims[:, mask]
+            for j in range(len(self.names)):
+                sel = cols == j
+                if sel.any():
+                    out[:, j] = sub[:, sel].max(axis=1)
+        return out
+
+    def extract(self, text: str, variant: Variant = VARIANTS['lcr']) -> dict[str, Any]:
+        full = normalise(text)
+        clauses = split_clauses(full) or [Clause(0, full, 'action')]
+        frag_texts = [full] + [c.text for c in clauses]
+        extra_cond: list[tuple[int, str]] = []
+        for k, c in enumerate(clauses):
+            if c.role == 'condition' and PRONOUN_START.match(c.text) and k > 0:
+                extra_cond.append((k, f'{clauses[k - 1].text} {c.text}'))
+        frag_texts += [t for _, t in extra_cond]
+        vecs = self.index.embed(frag_texts)
+        doc = vecs @ self.doc_vectors.T                               # (F, T)
+        if variant.phrases:
+            sims = vecs @ self.phrase_vectors.T                       # (F, P)
+            ex = self._group_max(sims, ~self.phrase_is_cond)
+            cond = self._group_max(sims, self.phrase_is_cond)
+        else:
+            sims = None
+            ex, cond = doc.copy(), np.full_like(doc, -1.0)
+        n_c = len(clauses)
+        clause_rows = np.arange(1, 1 + n_c)
+        # Pronoun-resolved condition fragments count for their clause too.
+        for offset, (k, _) in enumerate(extra_cond):
+            row = 1 + n_c + offset
+            ex[1 + k] = np.maximum(ex[1 + k], ex[row])
+            cond[1 + k] = np.maximum(cond[1 + k], cond[row])
+            doc[1 + k] = np.maximum(doc[1 + k], doc[row])
+        negated = np.array([c.negated for c in clauses], dtype=bool)
+        is_cond = np.array([c.role == 'condition' for c in clauses], dtype=bool)
+        clause_score = np.maximum(ex[clause_rows], doc[clause_rows])       # (C, T)
+        if is_cond.any():
+            clause_score[is_cond] = np.maximum(clause_score[is_cond], cond[clause_rows][is_cond])
+        pos = ~negated
+        T = len(self.names)
+        F = np.zeros((T, len(FEATURES)), dtype=np.float32)
+        f = {name: i for i, name in enumerate(FEATURES)}
+        F[:, f['bias']] = 1.0
+        if pos.any():
+            cs = clause_score[pos]
+            F[:, f['ex_max']] = ex[clause_rows][pos].max(axis=0)
+            F[:, f['doc_max']] = doc[clause_rows][pos].max(axis=0)
+            order = np.argsort(-cs, axis=1)
+            ranks = np.empty_like(order)
+            rows = np.arange(cs.shape[0])[:, None]
+            ranks[rows, order] = np.arange(T)[None, :]
+            best_other = np.where(order[:, :1] == np.arange(T)[None, :],
+                                  cs[rows, order[:, 1:2]], cs[rows, order[:, :1]])
+            F[:, f['margin']] = (cs - best_other).max(axis=0)
+            F[:, f['rank_inv']] = (1.0 / (1.0 + ranks)).max(axis=0)
+            F[:, f['top1_clause']] = (ranks == 0).any(axis=0)
+            srt = np.sort(cs, axis=0)
+            F[:, f['ex_second']] = srt[-2] if cs.shape[0] > 1 else 0.0
+        F[:, f['ex_full']] = ex[0]
+        if is_cond.any():
+            cmax = cond[clause_rows][is_cond & pos].max(axis=0) if (is_cond & pos).any() else np.zeros(T)
+            F[:, f['cond_max']] = np.maximum(cmax, 0)
+            F[:, f['cond_sensor']] = F[:, f['cond_max']] * self.is_sensor
+        if negated.any():
+            F[:, f['neg_max']] = clause_score[negated].max(axis=0)
+            best_pos = clause_score[pos].max(axis=0) if pos.any() else np.full(T, -1.0)
+            F[:, f['neg_only']] = clause_score[negated].max(axis=0) > best_pos + 0.05
+        pos_text = ' '.join(c.text.lower() for c in clauses if not c.negated)
+        req_words = set(words(full))
+        kw_hits: list[list[str]] = []
+        for j in range(T):
+            pattern = self._kw_patterns[j]
+            hits = pattern.findall(pos_text) if pattern else []
+            kw_hits.append(hits)
+            F[j, f['kw_hit']] = bool(hits)
+            F[j, f['kw_name_hit']] = bool(self.name_words[j] & req_words)
+        F[:, f['is_sensor']] = self.is_sensor
+        F[:, f['n_clauses']] = min(n_c, 6) / 6.0
+        F[:, f['ex_max_sq']] = F[:, f['ex_max']] ** 2
+        F[:, f['top1_x_ex']] = F[:, f['top1_clause']] * F[:, f['ex_max']]
+        for name in variant.drop:
+            F[:, f[name]] = 0.0
+        best_clause = clause_score.argmax(axis=0)  # per tool: its strongest clause
+        return {'X': F, 'clauses': clauses, 'fragments': frag_texts, 'clause_score': clause_score,
+                'negated': negated, 'best_clause': best_clause, 'kw_hits': kw_hits, 'ex': ex, 'doc': doc,
+                'cond': cond}
+
+
+class ScorerModel(BaseModel):
+    """Fitted weights and thresholds of one variant."""
+
+    model_config = ConfigDict(extra='forbid')
+    variant: str
+    features: list[str]
+    mean: list[float]
+    scale: list[float]
+    weights: list[float]
+    threshold: float
+    clause_threshold: float
+    trained_on: str = Field('', description='Dataset the model was fitted on (never a test split).')
+    cv_macro_composite: float = Field(0.0, description='Cross-validated dev score at the chosen thresholds.')
+
+    def probabilities(self, X: np.ndarray) -> np.ndarray:
+        z = ((X - np.asarray(self.mean)) / np.asarray(self.scale)) @ np.asarray(self.weights)
+        return 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+
+
+def load_models(path: str | Path = '') -> dict[str, ScorerModel]:
+    path = Path(path) if path else config_path('lcr_model.json')
+    try:
+        raw = json.loads(Path(path).read_text(encoding='utf-8'))
+        models = {k: ScorerModel.model_validate(v) for k, v in raw['variants'].items()}
+    except FileNotFoundError:
+        raise ConfigError('fitted scorer not found', where=str(path),
+                          hint='run `tool-router fit --dataset benchmarks/data/dev.jsonl`') from None
+    except Exception as exc:  # noqa: BLE001 - JSON or validation errors
+        raise ConfigError(f'invalid fitted scorer: {exc}', where=str(path)) from None
+    for name, model in models.items():
+        if list(model.features) != list(FEATURES):
+            raise ConfigError(f'scorer {name!r} was fitted with other features', where=str(path),
+                              hint='re-run `tool-router fit`')
+    return models
+
+
+def decide(probs: np.ndarray, feats: dict[str, Any], names: Sequence[str], threshold: float,
+           clause_threshold: float, per_clause: bool, max_tools: int) -> list[int]:
+    """Indices of the kept tools, best first."""
+    keep = set(np.flatnonzero(probs >= threshold).tolist())
+    if keep and per_clause:
+        cs = feats['clause_score']
+        for k, clause in enumerate(feats['clauses']):
+            if clause.negated:
+                continue
+            j = int(np.argmax(cs[k]))
+            if probs[j] >= clause_threshold:
+                keep.add(j)
+    return sorted(keep, key=lambda j: -probs[j])[:max_tools]
+
+
+class LearnedClauseRouter:
+    """The default policy (see the module docstring)."""
+
+    def __init__(self, index: CatalogIndex, params: LCRParams | None = None, variant: str = 'lcr',
+                 extractor: FeatureExtractor | None = None) -> None:
+        self.name = variant
+        self.params = params or LCRParams()
+        self.variant = VARIANTS[variant]
+        models = load_models(self.params.model_path)
+        if variant not in models:
+            raise ConfigError(f'no fitted scorer for {variant!r}', hint='re-run `tool-router fit`')
+        self.model = models[variant]
+        self.extractor = extractor or FeatureExtractor(index)
+        self.threshold = self.params.threshold if self.params.threshold >= 0 else self.model.threshold
+        self.clause_threshold = (self.params.clause_threshold if self.params.clause_threshold >= 0
+                                 else self.model.clause_threshold)
+
+    def route(self, text: str, max_tools: int) -> Decision:
+        feats = self.extractor.extract(text, self.variant)
+        probs = self.model.probabilities(feats['X'])
+        names = self.extractor.names
+        kept = decide(probs, feats, names, self.threshold, self.clause_threshold, self.variant.per_clause,
+                      min(max_tools, self.params.max_tools))
+        order = np.argsort(-probs)
+        clauses: list[Clause] = feats['clauses']
+        evidence: dict[str, list[Evidence]] = {}
+        clause_index: dict[str, int] = {}
+        conditions: dict[str, str] = {}
+        for j in kept:
+            k = int(feats['best_clause'][j])
+            clause = clauses[k]
+            name = names[j]
+            clause_index[name] = clause.index
+            conditions[name] = clause.condition  # an action gated by a condition; sensors stay ungated
+            evidence[name] = [Evidence('model', clause.text, f'p={probs[j]:.3f}', round(float(probs[j]), 4)),
+                              Evidence('retrieval', clause.text, 'clause similarity',
+                                       round(float(feats['clause_score'][k, j]), 4))]
+            if feats['kw_hits'][j]:
+                evidence[name].append(Evidence('lexical', '', ' '.join(sorted(set(feats['kw_hits'][j]))), 1.0))
+        top = float(probs[order[0]])
+        # Confidence: how far the decision is from its thresholds (1 = clear-cut).
+        margins = [abs(float(p) - self.threshold) for p in probs[order[:10]]]
+        confidence = float(min(1.0, 2 * min(margins))) if margins else 1.0
+        return Decision(
+            self.name, [names[j] for j in kept], [round(float(probs[j]), 4) for j in kept],
+            fragments=feats['fragments'], evidence=evidence,
+            candidates=[(names[j], float(probs[j])) for j in order[:12]], confidence=confidence,
+            abstained=not kept, note='' if kept else f'no tool above p={self.threshold:.2f} (best {top:.2f})',
+            clause_index=clause_index, conditions={k: v for k, v in conditions.items() if v})
