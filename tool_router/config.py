@@ -27,7 +27,7 @@ class RouterConfig(BaseModel):
 
     model_config = ConfigDict(extra='forbid')
 
-    policy: str = Field('cdbv3', description='Default routing policy.')
+    policy: str = Field('lcr', description='Default routing policy.')
     catalog: str = Field('', description="Catalog file; '' = the shipped config/catalog.yaml.")
     model: str = Field('all-MiniLM-L6-v2', description='sentence-transformers model name or local path.')
     device: str = Field('auto', description='auto (CUDA when available, else CPU), cpu, cuda, cuda:N.')

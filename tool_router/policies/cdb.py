@@ -27,13 +27,13 @@ from tool_router.policies.base import Decision, Evidence, LexicalMatcher
 class CDBv1Params(BaseModel):
     model_config = ConfigDict(extra='forbid')
     top_k: int = Field(10, ge=1, le=64, description='Neighbours retrieved for the request.')
-    max_distance: float = Field(1.10, gt=0, le=4, description='Keep tools whose record is at most this far.')
+    max_distance: float = Field(1.40, gt=0, le=4, description='Keep tools whose record is at most this far.')
 
 
 class CDBv2Params(BaseModel):
     model_config = ConfigDict(extra='forbid')
     top_k: int = Field(10, ge=1, le=64, description='Neighbours retrieved for the request.')
-    margin: float = Field(0.10, ge=0, le=4, description='Keep tools within d_min + margin.')
+    margin: float = Field(0.20, ge=0, le=4, description='Keep tools within d_min + margin.')
 
 
 class CDBv3Params(BaseModel):

@@ -120,22 +120,28 @@ class FeatureExtractor:
         self.phrase_is_cond = np.array([r.kind == 'condition' for r in recs], dtype=bool)
         self.phrase_vectors = index.phrase_vectors
         self.phrase_text = [r.text for r in recs]
+        self._ex_segments = self._segments(~self.phrase_is_cond)
+        self._cond_segments = self._segments(self.phrase_is_cond)
         self.doc_vectors = index.encoder.encode([r.text for r in index.tool_records])
         self.keywords = [tuple(k for k in t.keywords) for t in catalog]
         self.name_words = [set(t.name.split('_')) for t in catalog]
         self._kw_patterns = [re.compile(r'\b(?:' + '|'.join(re.escape(k) for k in kws) + r')\b')
                              if kws else None for kws in self.keywords]
 
-    def _group_max(self, sims: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """Per fragment and tool: max similarity over that tool's records selected by mask."""
+    def _segments(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(record columns sorted by tool, segment starts, tool of each segment) for reduceat."""
+        cols = np.flatnonzero(mask)
+        cols = cols[np.argsort(self.phrase_tool[cols], kind='stable')]
+        tools = self.phrase_tool[cols]
+        starts = np.flatnonzero(np.r_[True, tools[1:] != tools[:-1]]) if len(cols) else np.zeros(0, int)
+        return cols, starts, tools[starts] if len(cols) else np.zeros(0, int)
+
+    def _group_max(self, sims: np.ndarray, segments: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
+        """Per fragment and tool: max similarity over that tool's records in ``segments``."""
+        cols, starts, tools = segments
         out = np.full((sims.shape[0], len(self.names)), -1.0, dtype=np.float32)
-        if mask.any():
-            cols = self.phrase_tool[mask]
-            sub = sims[:, mask]
-            for j in range(len(self.names)):
-                sel = cols == j
-                if sel.any():
-                    out[:, j] = sub[:, sel].max(axis=1)
+        if len(cols):
+            out[:, tools] = np.maximum.reduceat(sims[:, cols], starts, axis=1)
         return out
 
     def extract(self, text: str, variant: Variant = VARIANTS['lcr']) -> dict[str, Any]:
@@ -147,12 +153,14 @@ class FeatureExtractor:
             if c.role == 'condition' and PRONOUN_START.match(c.text) and k > 0:
                 extra_cond.append((k, f'{clauses[k - 1].text} {c.text}'))
         frag_texts += [t for _, t in extra_cond]
-        vecs = self.index.embed(frag_texts)
+        unique = list(dict.fromkeys(frag_texts))   # a one-clause request is its own full text
+        unique_vecs = self.index.embed(unique)
+        vecs = unique_vecs[[unique.index(t) for t in frag_texts]]
         doc = vecs @ self.doc_vectors.T                               # (F, T)
         if variant.phrases:
             sims = vecs @ self.phrase_vectors.T                       # (F, P)
-            ex = self._group_max(sims, ~self.phrase_is_cond)
-            cond = self._group_max(sims, self.phrase_is_cond)
+            ex = self._group_max(sims, self._ex_segments)
+            cond = self._group_max(sims, self._cond_segments)
         else:
             sims = None
             ex, cond = doc.copy(), np.full_like(doc, -1.0)

@@ -1,0 +1,46 @@
+"""Choose the CDB constants the paper does not give, on the development split only.
+
+    python benchmarks/tune_cdb.py benchmarks/data/dev.jsonl
+
+Prints the dev objective (macro composite + 0.25 x out-of-scope empty rate, the
+same objective `tool-router fit` uses) for each grid point; the best values
+are copied into config/router.yaml by hand and recorded in docs/CONSTANTS.md.
+"""
+from __future__ import annotations
+
+import itertools
+import sys
+from pathlib import Path
+
+from tool_router.config import load_router_config
+from tool_router.evaluation.dataset import load_jsonl
+from tool_router.fit import objective
+from tool_router.router import Router
+
+GRIDS = {
+    'cdbv1': {'max_distance': [1.1, 1.2, 1.3, 1.4, 1.5, 1.6]},
+    'cdbv2': {'margin': [0.02, 0.05, 0.1, 0.15, 0.2]},
+    'cdbv3': {'sim_floor': [0.2, 0.3, 0.4], 'lexical_weight': [0.0, 0.15, 0.3],
+              'gap_mode': ['consecutive', 'top']},
+}
+
+
+def main(path: str) -> None:
+    if 'test' in Path(path).name:
+        raise SystemExit('tune on the development split only')
+    router = Router(load_router_config(overrides={'chroma_ephemeral': True, 'policy': 'cdbv3'}))
+    examples = load_jsonl(path, router.catalog)
+    for policy, grid in GRIDS.items():
+        results = []
+        for values in itertools.product(*grid.values()):
+            params = dict(zip(grid, values))
+            setattr(router.config, policy, getattr(router.config, policy).model_copy(update=params))
+            router.reset_policies()
+            preds = [set(router.route(ex.request, policy).tools) for ex in examples]
+            results.append((objective(examples, preds), params))
+        for (obj, macro, oos), params in sorted(results, key=lambda r: -r[0][0])[:3]:
+            print(f'{policy} {params}: objective {obj:.4f} macro {macro:.4f} oos-empty {oos:.3f}', flush=True)
+
+
+if __name__ == '__main__':
+    main(sys.argv[1])

@@ -1,0 +1,33 @@
+"""pip install of the pure-Python core (catalog, policies, evaluation, CLI) without ROS.
+
+The ROS package (interfaces, nodes, share/ files) is built by CMake
+(CMakeLists.txt), either with `colcon build` or by scripts/setup.sh; see
+docs/BUILD.md. This file serves users who want the router as a library.
+"""
+from glob import glob
+
+from setuptools import find_packages, setup
+
+package_name = 'tool_router'
+
+setup(
+    name=package_name,
+    version='0.1.0',
+    packages=find_packages(include=[package_name, f'{package_name}.*']),
+    data_files=[
+        ('share/ament_index/resource_index/packages', [f'resource/{package_name}']),
+        (f'share/{package_name}', ['package.xml']),
+        (f'share/{package_name}/config', glob('config/*')),
+        (f'share/{package_name}/launch', glob('launch/*.py')),
+        (f'share/{package_name}/msg', glob('msg/*.msg')),
+        (f'share/{package_name}/srv', glob('srv/*.srv')),
+    ],
+    install_requires=['pydantic>=2.7', 'PyYAML>=6', 'numpy>=1.26', 'chromadb==1.5.9',
+                      'sentence-transformers', 'httpx', 'rosbags', 'matplotlib', 'tqdm', 'scikit-learn'],
+    zip_safe=True,
+    maintainer='tool_router maintainers',
+    maintainer_email='tool-router@example.com',
+    description='Route natural-language UAV requests to an allowlisted tool catalog.',
+    license='Apache-2.0',
+    entry_points={'console_scripts': ['tool-router = tool_router.cli:main']},
+)
