@@ -1,6 +1,6 @@
 """Choose the CDB constants the paper does not give, on the development split only.
 
-    python benchmarks/tune_cdb.py benchmarks/data/dev.jsonl
+    PYTHONPATH=. python benchmarks/tune_cdb.py benchmarks/data/dev.jsonl [cdbv1,cdbv2,cdbv3]
 
 Prints the dev objective (macro composite + 0.25 x out-of-scope empty rate, the
 same objective `tool-router fit` uses) for each grid point; the best values
@@ -21,16 +21,17 @@ GRIDS = {
     'cdbv1': {'max_distance': [1.1, 1.2, 1.3, 1.4, 1.5, 1.6]},
     'cdbv2': {'margin': [0.02, 0.05, 0.1, 0.15, 0.2]},
     'cdbv3': {'sim_floor': [0.2, 0.3, 0.4], 'lexical_weight': [0.0, 0.15, 0.3],
-              'gap_mode': ['consecutive', 'top']},
+              'gap_mode': ['consecutive', 'top'], 'top_k': [4, 8]},
 }
 
 
-def main(path: str) -> None:
+def main(path: str, policies: list[str]) -> None:
     if 'test' in Path(path).name:
         raise SystemExit('tune on the development split only')
     router = Router(load_router_config(overrides={'chroma_ephemeral': True, 'policy': 'cdbv3'}))
     examples = load_jsonl(path, router.catalog)
-    for policy, grid in GRIDS.items():
+    for policy in policies:
+        grid = GRIDS[policy]
         results = []
         for values in itertools.product(*grid.values()):
             params = dict(zip(grid, values))
@@ -43,4 +44,4 @@ def main(path: str) -> None:
 
 
 if __name__ == '__main__':
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2].split(',') if len(sys.argv) > 2 else list(GRIDS))

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tool_router.config import load_router_config
 from procs import NodeProcess
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,8 +44,9 @@ def test_live_eval_records_a_bag_that_scores_the_same(router_node, tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:] + router_node.output[-2000:]
     report = json.loads((live / 'report.json').read_text())
     assert report['run']['mode'] == 'live'
-    assert list(report['policies']) == ['cdbv2', 'cdbv3']
-    assert report['policies']['cdbv3']['default'] is True
+    default = load_router_config().policy
+    assert list(report['policies']) == ['cdbv2', default]
+    assert report['policies'][default]['default'] is True
     for p in report['policies'].values():
         assert p['latency_ms']['n'] == 12 and p['latency_ms']['p50'] > 0
         assert 0 <= p['macro']['composite'] <= 1

@@ -14,6 +14,7 @@ from tool_router.evaluation.bag import read_bag, write_bag, write_requests_bag
 from tool_router.evaluation.dataset import LEVELS, load_jsonl
 from tool_router.evaluation.report import RunInfo, build_report, write_report
 from tool_router.evaluation.runner import InProcessBackend, load_dataset, run
+from tool_router.config import load_router_config
 
 ROOT = Path(__file__).resolve().parent.parent
 SMOKE = ROOT / 'benchmarks' / 'smoke.jsonl'
@@ -161,8 +162,9 @@ def test_cli_smoke(tmp_path):
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     data = json.loads((out / 'report.json').read_text())
-    assert list(data['policies']) == ['cdbv1', 'cdbv2', 'cdbv3']
-    assert data['policies']['cdbv3']['default'] is True
+    default = load_router_config().policy
+    assert list(data['policies']) == ['cdbv1', 'cdbv2', default]
+    assert data['policies'][default]['default'] is True
     for p in data['policies'].values():
         assert 0 <= p['macro']['composite'] <= 1
         assert all(0 <= m['composite'] <= 1 for m in p['levels'].values())

@@ -28,6 +28,7 @@ def server():
 
 def make_router(index, url='', allow_remote=True, **hybrid):
     hybrid.setdefault('gate', 'always')
+    hybrid.setdefault('local_policy', 'cdbv3')  # the tests compare against cdbv3's answers
     llm = LLMParams(url=url, allow_remote=allow_remote, breaker_failures=2, breaker_cooldown_s=60)
     return Router(
         RouterConfig(chroma_ephemeral=True, llm=llm, hybrid=HybridParams(**hybrid)), index=index

@@ -20,18 +20,34 @@ from dataclasses import dataclass
 # Connectives that open a condition clause (the clause names a state to observe).
 CONDITION_MARKERS = (
     'as soon as', 'in case', 'in the event that', 'provided that', 'whenever', 'unless',
-    'until', 'till', 'once', 'when', 'while', 'if',
+    'until', 'till', 'once', 'when', 'if',
 )
 # Connectives that order actions in time; the clause after them is an action.
-TEMPORAL_MARKERS = ('before', 'after')
+TEMPORAL_MARKERS = ('before', 'after', 'while')
 # Separators between clauses; dropped from the fragments.
 SEQUENCE_SEPARATORS = (
     'and then', 'and after that', 'after that', 'afterwards', 'and also', 'then', 'and', 'also',
     'plus', 'next', 'finally', 'followed by',
 )
 NEGATIONS = re.compile(
-    r"\b(?:don'?t|do not|dont|never|no need to|not|without|instead of|rather than|skip|cancel|"
-    r"avoid|no)\b", re.IGNORECASE)
+    r"\b(?:don'?t|do not|dont|never|no need to|without|instead of|rather than|skip|cancel|avoid|"
+    r"forget(?: about)?|"
+    # "not" / "no" negate, except in bounds and names: "no more than 15 m/s", "the no-fly zone"
+    r"not(?!\s+(?:more|less|over|above|below|under|exceed|faster|slower|higher|lower|closer|further))|"
+    r"no(?![\s-]*(?:more|less|fly|further|later|longer|higher|lower|faster|slower|closer))"
+    r")\b", re.IGNORECASE)
+# Imperative verbs that start an action glued to a condition without punctuation
+# ("if the signal gets weak come back home"): the clause is cut before the verb.
+# Only verbs that are rarely nouns after another word ("ground speed", "battery drop" are not cut).
+ACTION_VERBS = (
+    'land', 'return', 'come', 'go', 'head', 'fly', 'hover', 'stop', 'climb', 'descend', 'take',
+    'switch', 'release', 'film', 'orbit', 'follow', 'disarm', 'kill', 'cut', 'pause', 'resume',
+    'bring', 'rth', 'abort', 'photograph', 'snap', 'capture', 'scan', 'winch', 'broadcast',
+    'announce', 'warn', 'shine',
+)
+# Words after which a verb is part of the condition, not a new order ("if you land", "we take").
+_SUBJECTS = frozenset("""i you we it they he she the a an to will 'll can could must should and or not
+gets get is are was be has have had do does did we're you're it's they're""".split())
 
 _PUNCT = re.compile(r'[;.!?\n]+|,(?!\d)|\s[-–—]+\s|:\s')
 
@@ -98,11 +114,24 @@ def _pieces(text: str) -> list[tuple[str, str]]:
     return pieces
 
 
+def _split_glued_action(marker: str, piece: str) -> list[tuple[str, str]]:
+    """Cut a condition piece before an imperative verb that follows it without punctuation."""
+    if marker not in CONDITION_MARKERS:
+        return [(marker, piece)]
+    tokens = piece.split()
+    for k in range(2, len(tokens)):
+        word = tokens[k].lower().strip('"\'')
+        if word in ACTION_VERBS and tokens[k - 1].lower() not in _SUBJECTS:
+            return [(marker, ' '.join(tokens[:k])), ('', ' '.join(tokens[k:]))]
+    return [(marker, piece)]
+
+
 def split_clauses(text: str) -> list[Clause]:
     """The request's clauses in order, with roles, negation and gating conditions."""
     clauses: list[Clause] = []
     pending_condition = ''
-    for marker, piece in _pieces(text):
+    pieces = [p for m, t in _pieces(text) for p in _split_glued_action(m, t)]
+    for marker, piece in pieces:
         body = _strip_filler(piece)
         if not body or not re.search(r'[A-Za-z0-9]', body):
             continue

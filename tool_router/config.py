@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
 from tool_router.errors import ConfigError
@@ -17,7 +16,7 @@ from tool_router.llm.settings import HybridParams, LLMParams
 from tool_router.paths import config_path
 from tool_router.policies.cdb import CDBv1Params, CDBv2Params, CDBv3Params
 from tool_router.policies.lcr import LCRParams
-from tool_router.yaml_util import line_of, load_yaml_with_lines
+from tool_router.yaml_util import load_ros_parameters
 
 NODE_NAME = 'router_node'
 
@@ -53,33 +52,7 @@ class RouterConfig(BaseModel):
         return Path(self.catalog) if self.catalog else config_path('catalog.yaml')
 
 
-def _ros_parameters(data: Any, path: Path) -> tuple[dict[str, Any], list[Any]]:
-    if not isinstance(data, dict):
-        raise ConfigError('expected a ROS parameters file (router_node: ros__parameters: ...)', where=str(path))
-    for key in (NODE_NAME, f'/{NODE_NAME}', '/**'):
-        section = data.get(key)
-        if isinstance(section, dict) and isinstance(section.get('ros__parameters'), dict):
-            return section['ros__parameters'], [key, 'ros__parameters']
-    raise ConfigError(f'no {NODE_NAME}.ros__parameters section', where=str(path))
-
-
 def load_router_config(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> RouterConfig:
     """Read and validate the router configuration; ``overrides`` are dotted names (``cdbv3.gap``)."""
     path = Path(path) if path else config_path('router.yaml')
-    data, node = load_yaml_with_lines(path, ConfigError)
-    params, prefix = _ros_parameters(data, path)
-    params = {k: (dict(v) if isinstance(v, dict) else v) for k, v in params.items()}
-    for dotted, value in (overrides or {}).items():
-        target = params
-        *parents, leaf = dotted.split('.')
-        for part in parents:
-            target = target.setdefault(part, {})
-        target[leaf] = value
-    try:
-        return RouterConfig.model_validate(params)
-    except pydantic.ValidationError as exc:
-        first = exc.errors()[0]
-        line = line_of(node, prefix + list(first['loc']))
-        field = '.'.join(str(p) for p in first['loc'])
-        raise ConfigError(f"parameter {field}: {first['msg']}",
-                          where=f'{path}:{line}' if line else str(path)) from None
+    return load_ros_parameters(path, NODE_NAME, RouterConfig, ConfigError, overrides)

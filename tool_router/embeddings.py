@@ -79,6 +79,12 @@ class SentenceTransformerEncoder:
             self._model, 'get_embedding_dimension') else int(self._model.get_sentence_embedding_dimension())
         self._lock = threading.Lock()
 
+    def known_words(self) -> frozenset[str]:
+        """Whole words of the model's tokenizer vocabulary (protects real words from typo repair)."""
+        tokenizer = getattr(self._model, 'tokenizer', None)
+        vocab = tokenizer.get_vocab() if tokenizer is not None and hasattr(tokenizer, 'get_vocab') else {}
+        return frozenset(w for w in vocab if w.isalpha() and w.islower() and len(w) > 1)
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)

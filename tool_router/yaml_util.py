@@ -2,11 +2,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Sequence, TypeVar
+
+import pydantic
 
 import yaml
 
 from tool_router.errors import ToolRouterError
+
+M = TypeVar('M', bound=pydantic.BaseModel)
 
 
 def load_yaml_with_lines(path: Path, error: type[ToolRouterError]) -> tuple[Any, yaml.Node | None]:
@@ -43,3 +47,36 @@ def line_of(node: yaml.Node | None, loc: Sequence[Any]) -> int | None:
             break
         line = node.start_mark.line + 1
     return line
+
+
+def load_ros_parameters(path: Path, node_name: str, model: type[M], error: type[ToolRouterError],
+                        overrides: dict[str, Any] | None = None) -> M:
+    """Validate ``<node_name>: ros__parameters: {...}`` of a ROS 2 parameters file as ``model``.
+
+    ``overrides`` are dotted names (``cdbv3.gap``). Errors name the file, line and field.
+    """
+    data, node = load_yaml_with_lines(path, error)
+    params, prefix = None, []
+    if isinstance(data, dict):
+        for key in (node_name, f'/{node_name}', '/**'):
+            section = data.get(key)
+            if isinstance(section, dict) and isinstance(section.get('ros__parameters'), dict):
+                params, prefix = section['ros__parameters'], [key, 'ros__parameters']
+                break
+    if params is None:
+        raise error(f'no {node_name}.ros__parameters section', where=str(path))
+    params = {k: (dict(v) if isinstance(v, dict) else v) for k, v in params.items()}
+    for dotted, value in (overrides or {}).items():
+        target = params
+        *parents, leaf = dotted.split('.')
+        for part in parents:
+            target = target.setdefault(part, {})
+        target[leaf] = value
+    try:
+        return model.model_validate(params)
+    except pydantic.ValidationError as exc:
+        first = exc.errors()[0]
+        line = line_of(node, prefix + list(first['loc']))
+        field = '.'.join(str(p) for p in first['loc'])
+        raise error(f"parameter {field}: {first['msg']}",
+                    where=f'{path}:{line}' if line else str(path)) from None

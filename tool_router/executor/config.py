@@ -6,15 +6,13 @@ The file is a ROS 2 parameters file (``executor_node: ros__parameters: {...}``);
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import pydantic
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tool_router.errors import ConfigError
 from tool_router.executor.dispatch import Binding, Mode, parse_binding
 from tool_router.paths import config_path, ros_home
-from tool_router.yaml_util import line_of, load_yaml_with_lines
+from tool_router.yaml_util import load_ros_parameters
 
 NODE_NAME = 'executor_node'
 
@@ -97,25 +95,7 @@ class ExecutorConfig(BaseModel):
         return Path(self.trace_dir) if self.trace_dir else ros_home() / 'tool_router' / 'traces'
 
 
-def _section(data: Any, path: Path) -> tuple[dict[str, Any], list[Any]]:
-    if isinstance(data, dict):
-        for key in (NODE_NAME, f'/{NODE_NAME}', '/**'):
-            section = data.get(key)
-            if isinstance(section, dict) and isinstance(section.get('ros__parameters'), dict):
-                return section['ros__parameters'], [key, 'ros__parameters']
-    raise ConfigError(f'no {NODE_NAME}.ros__parameters section', where=str(path))
-
-
 def load_executor_config(path: str | Path | None = None) -> ExecutorConfig:
     """Read and validate the executor parameters file (default: the shipped one)."""
     path = Path(path) if path else config_path('executor.yaml')
-    data, node = load_yaml_with_lines(path, ConfigError)
-    params, prefix = _section(data, path)
-    try:
-        return ExecutorConfig.model_validate(params)
-    except pydantic.ValidationError as exc:
-        first = exc.errors()[0]
-        line = line_of(node, prefix + list(first['loc']))
-        field = '.'.join(str(p) for p in first['loc'])
-        raise ConfigError(f"parameter {field}: {first['msg']}",
-                          where=f'{path}:{line}' if line else str(path)) from None
+    return load_ros_parameters(path, NODE_NAME, ExecutorConfig, ConfigError)

@@ -8,9 +8,22 @@ import rclpy
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType
+import pydantic
 
 _TYPES = {bool: ParameterType.PARAMETER_BOOL, int: ParameterType.PARAMETER_INTEGER,
           float: ParameterType.PARAMETER_DOUBLE, str: ParameterType.PARAMETER_STRING}
+
+
+def parameter_descriptions(model: type[pydantic.BaseModel], prefix: str = '') -> dict[str, str]:
+    """Dotted parameter name -> the pydantic field description, for nested config models."""
+    out: dict[str, str] = {}
+    for name, info in model.model_fields.items():
+        ann = info.annotation
+        if isinstance(ann, type) and issubclass(ann, pydantic.BaseModel):
+            out.update(parameter_descriptions(ann, f'{prefix}{name}.'))
+        else:
+            out[f'{prefix}{name}'] = info.description or ''
+    return out
 
 
 def declare_from_dict(node: Node, values: dict[str, Any], descriptions: dict[str, str], prefix: str = '') -> None:

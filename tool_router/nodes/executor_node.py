@@ -38,22 +38,11 @@ from tool_router.executor.pipeline import ConfirmRequest, ExecutionPipeline, Sel
 from tool_router.executor.traces import (ConfirmationOutcome, Redactor, TraceRecord, TraceWriter,
                                          trace_message_fields)
 from tool_router.msg import ConfirmationRequest, ExecutionTrace, SelectedCapabilities
-from tool_router.nodes.common import declare_from_dict, flatten, parameters_as_dict, spin
+from tool_router.nodes.common import declare_from_dict, parameter_descriptions, flatten, parameters_as_dict, spin
 from tool_router.srv import ConfirmTool
 
 # Parameters that may change while running; the rest need a restart.
 LIVE_PARAMS = {'mode', 'confirm_timeout_s', 'call_timeout_s', 'stop_on_failure'}
-
-
-def _descriptions(model: type[pydantic.BaseModel], prefix: str = '') -> dict[str, str]:
-    out: dict[str, str] = {}
-    for name, info in model.model_fields.items():
-        ann = info.annotation
-        if isinstance(ann, type) and issubclass(ann, pydantic.BaseModel):
-            out.update(_descriptions(ann, f'{prefix}{name}.'))
-        else:
-            out[f'{prefix}{name}'] = info.description or ''
-    return out
 
 
 def _stamp(seconds: float) -> Any:
@@ -160,7 +149,7 @@ class ExecutorNode(Node):
         super().__init__('executor_node', **kwargs)
         defaults = load_executor_config().model_dump(mode='json')
         self._names = flatten(defaults)
-        declare_from_dict(self, defaults, _descriptions(ExecutorConfig))
+        declare_from_dict(self, defaults, parameter_descriptions(ExecutorConfig))
         self._pool: ThreadPoolExecutor | None = None
         self._writer: TraceWriter | None = None
         self._bag: Any = None

@@ -25,24 +25,13 @@ from rclpy.parameter import Parameter
 from tool_router.config import RouterConfig, load_router_config
 from tool_router.errors import ToolRouterError
 from tool_router.msg import Request, SelectedCapabilities
-from tool_router.nodes.common import declare_from_dict, flatten, parameters_as_dict, spin, stamp_now
+from tool_router.nodes.common import declare_from_dict, parameter_descriptions, flatten, parameters_as_dict, spin, stamp_now
 from tool_router.router import POLICIES, RouteResult, Router
 from tool_router.srv import RouteRequest
 
 # Parameters that need a new model/index: changed only while not active.
 RELOAD_PARAMS = {'catalog', 'model', 'device', 'chroma_path', 'chroma_url', 'chroma_prefix',
                  'request_topic', 'selection_topic', 'diagnostics_period_s'}
-
-
-def _descriptions(model: type[pydantic.BaseModel], prefix: str = '') -> dict[str, str]:
-    out: dict[str, str] = {}
-    for name, info in model.model_fields.items():
-        ann = info.annotation
-        if isinstance(ann, type) and issubclass(ann, pydantic.BaseModel):
-            out.update(_descriptions(ann, f'{prefix}{name}.'))
-        else:
-            out[f'{prefix}{name}'] = info.description or ''
-    return out
 
 
 def selection_message(result: RouteResult, stamp: Any) -> SelectedCapabilities:
@@ -73,7 +62,7 @@ class RouterNode(LifecycleNode):
         super().__init__('router_node', **kwargs)
         self._defaults = load_router_config().model_dump(mode='json')
         self._names = flatten(self._defaults)
-        declare_from_dict(self, self._defaults, _descriptions(RouterConfig))
+        declare_from_dict(self, self._defaults, parameter_descriptions(RouterConfig))
         self.declare_parameter('autostart', True)
         self.router: Router | None = None
         self.config: RouterConfig | None = None

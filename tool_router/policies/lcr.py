@@ -5,7 +5,9 @@ global score gap. That keeps semantically related extras, misses tools whose
 clause is short, ignores negation and never abstains. ``lcr`` instead decides
 per (request, tool) pair with a small calibrated scorer:
 
-1. **Segmentation** (:mod:`tool_router.clauses`): clauses with roles
+1. **Segmentation** (:mod:`tool_router.clauses`), after single-edit typo
+   repair against the catalog's vocabulary (:mod:`tool_router.spelling`):
+   clauses with roles
    (condition / action), negation and the full request. A condition clause
    that opens with a pronoun ("when *it* drops below 25%") is also read
    together with the clause before it.
@@ -48,6 +50,7 @@ from tool_router.errors import ConfigError
 from tool_router.index import CatalogIndex
 from tool_router.paths import config_path
 from tool_router.policies.base import Decision, Evidence, words
+from tool_router.spelling import Speller
 
 PRONOUN_START = re.compile(r"^(?:it|its|it's|that|this|they|those|these|there)\b", re.IGNORECASE)
 
@@ -70,6 +73,7 @@ FEATURES = (
     'n_clauses',         # number of clauses (compound requests)
     'ex_max_sq',         # ex_max squared (sharpens the top of the scale)
     'top1_x_ex',         # top1_clause * ex_max
+    'act_in_cond',       # an actuator whose best evidence is a condition clause ("once the mission ends")
 )
 
 
@@ -125,6 +129,8 @@ class FeatureExtractor:
         self.doc_vectors = index.encoder.encode([r.text for r in index.tool_records])
         self.keywords = [tuple(k for k in t.keywords) for t in catalog]
         self.name_words = [set(t.name.split('_')) for t in catalog]
+        known = index.encoder.known_words() if hasattr(index.encoder, 'known_words') else ()
+        self.speller = Speller.from_catalog(catalog, known)
         self._kw_patterns = [re.compile(r'\b(?:' + '|'.join(re.escape(k) for k in kws) + r')\b')
                              if kws else None for kws in self.keywords]
 
@@ -145,9 +151,10 @@ class FeatureExtractor:
         return out
 
     def extract(self, text: str, variant: Variant = VARIANTS['lcr']) -> dict[str, Any]:
-        full = normalise(text)
+        full = self.speller.correct(normalise(text))
         clauses = split_clauses(full) or [Clause(0, full, 'action')]
-        frag_texts = [full] + [c.text for c in clauses]
+        # Condition clauses are embedded with their connective, as the condition phrases are written.
+        frag_texts = [full] + [f'{c.marker} {c.text}' if c.role == 'condition' else c.text for c in clauses]
         extra_cond: list[tuple[int, str]] = []
         for k, c in enumerate(clauses):
             if c.role == 'condition' and PRONOUN_START.match(c.text) and k > 0:
@@ -219,6 +226,8 @@ class FeatureExtractor:
         F[:, f['n_clauses']] = min(n_c, 6) / 6.0
         F[:, f['ex_max_sq']] = F[:, f['ex_max']] ** 2
         F[:, f['top1_x_ex']] = F[:, f['top1_clause']] * F[:, f['ex_max']]
+        best_clause_role = is_cond[clause_score.argmax(axis=0)]
+        F[:, f['act_in_cond']] = best_clause_role & (self.is_sensor == 0)
         for name in variant.drop:
             F[:, f[name]] = 0.0
         best_clause = clause_score.argmax(axis=0)  # per tool: its strongest clause
