@@ -1,8 +1,9 @@
-"""Shared fixtures. Real parts: the shipped catalog, the real MiniLM encoder, real Chroma, real DDS.
+"""Shared fixtures. Real parts: the shipped catalog, the MiniLM encoder, real Chroma, real DDS.
 
 Every test session gets its own ROS domain and keeps DDS discovery on the
 loopback interface, so concurrent runs do not see each other's nodes.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,18 +26,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 @pytest.fixture(scope='session')
 def catalog():
     from tool_router.catalog import load_catalog
+
     return load_catalog(ROOT / 'config' / 'catalog.yaml')
 
 
 @pytest.fixture(scope='session')
 def encoder():
     from tool_router.embeddings import SentenceTransformerEncoder
+
     return SentenceTransformerEncoder('all-MiniLM-L6-v2', 'cpu')
 
 
 @pytest.fixture(scope='session')
 def index(catalog, encoder):
     from tool_router.index import CatalogIndex
+
     return CatalogIndex.ephemeral(catalog, encoder)
 
 
@@ -45,6 +49,7 @@ def router(index):
     """The shipped configuration over an in-memory index."""
     from tool_router.config import load_router_config
     from tool_router.router import Router
+
     return Router(load_router_config(overrides={'chroma_ephemeral': True}), index=index)
 
 

@@ -1,4 +1,5 @@
 """Start the package's nodes as real processes for integration tests."""
+
 from __future__ import annotations
 
 import os
@@ -20,10 +21,21 @@ class NodeProcess:
         cmd = [sys.executable, '-u', '-m', module]
         if ros_args:
             cmd += ['--ros-args', *ros_args]
-        full_env = {**os.environ, 'PYTHONPATH': f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
-                    'PYTHONUNBUFFERED': '1', **(env or {})}
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                     env=full_env, cwd=ROOT, start_new_session=True)
+        full_env = {
+            **os.environ,
+            'PYTHONPATH': f'{ROOT}{os.pathsep}{os.environ.get("PYTHONPATH", "")}',
+            'PYTHONUNBUFFERED': '1',
+            **(env or {}),
+        }
+        self.proc = subprocess.Popen(
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=full_env,
+            cwd=ROOT,
+            start_new_session=True,
+        )
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()

@@ -1,4 +1,5 @@
 """Catalog loading and validation."""
+
 from pathlib import Path
 
 import pytest
@@ -17,8 +18,13 @@ def write(tmp_path, data) -> Path:
 
 
 def minimal_tool(name='land', **kw):
-    tool = {'name': name, 'kind': 'actuator', 'risk': 'motion', 'summary': 'Lands.',
-            'description': 'Descends and lands at the current position.'}
+    tool = {
+        'name': name,
+        'kind': 'actuator',
+        'risk': 'motion',
+        'summary': 'Lands.',
+        'description': 'Descends and lands at the current position.',
+    }
     tool.update(kw)
     return tool
 
@@ -34,8 +40,9 @@ def test_shipped_catalog_has_the_42_tools(catalog):
 @pytest.mark.skipif(not SOURCE.exists(), reason='shared catalog not beside the checkout')
 def test_shipped_catalog_matches_the_source_names_kinds_and_risks(catalog):
     source = yaml.safe_load(SOURCE.read_text())['tools']
-    assert [(t['name'], t['kind'], t['risk']) for t in source] == \
-        [(t.name, t.kind.value, t.risk.value) for t in catalog]
+    assert [(t['name'], t['kind'], t['risk']) for t in source] == [
+        (t.name, t.kind.value, t.risk.value) for t in catalog
+    ]
 
 
 def test_duplicate_name_is_rejected(tmp_path):
@@ -45,34 +52,43 @@ def test_duplicate_name_is_rejected(tmp_path):
 
 
 def test_unknown_risk_names_the_line_and_tool(tmp_path):
-    text = ('version: 1\ntools:\n'
-            '  - {name: land, kind: actuator, risk: motion, summary: a, description: b}\n'
-            '  - name: takeoff\n    kind: actuator\n    risk: dangerous\n    summary: a\n    description: b\n')
+    text = (
+        'version: 1\ntools:\n'
+        '  - {name: land, kind: actuator, risk: motion, summary: a, description: b}\n'
+        '  - name: takeoff\n    kind: actuator\n    risk: dangerous\n'
+        '    summary: a\n    description: b\n'
+    )
     with pytest.raises(CatalogError) as err:
         load_catalog(write(tmp_path, text))
     message = str(err.value)
     assert ':6:' in message and 'risk' in message and "'takeoff'" in message
 
 
-@pytest.mark.parametrize('change, pattern', [
-    ({'summary': '   '}, 'blank'),
-    ({'kind': 'robot'}, 'kind'),
-    ({'name': 'Land Now'}, 'lower_snake_case'),
-    ({'colour': 'red'}, 'colour'),
-    ({'conditions': ['when it lands']}, 'only allowed on sensors'),
-    ({'examples': ['ok', '']}, 'empty entry'),
-])
+@pytest.mark.parametrize(
+    'change, pattern',
+    [
+        ({'summary': '   '}, 'blank'),
+        ({'kind': 'robot'}, 'kind'),
+        ({'name': 'Land Now'}, 'lower_snake_case'),
+        ({'colour': 'red'}, 'colour'),
+        ({'conditions': ['when it lands']}, 'only allowed on sensors'),
+        ({'examples': ['ok', '']}, 'empty entry'),
+    ],
+)
 def test_bad_tool_fields_are_clear_errors(tmp_path, change, pattern):
     path = write(tmp_path, {'version': 1, 'tools': [minimal_tool(**change)]})
     with pytest.raises(CatalogError, match=pattern):
         load_catalog(path)
 
 
-@pytest.mark.parametrize('text, pattern', [
-    ('tools: [unclosed', 'invalid YAML'),
-    ('- just a list', 'top level'),
-    ('version: 1\ntools: []\n', 'at least 1'),
-])
+@pytest.mark.parametrize(
+    'text, pattern',
+    [
+        ('tools: [unclosed', 'invalid YAML'),
+        ('- just a list', 'top level'),
+        ('version: 1\ntools: []\n', 'at least 1'),
+    ],
+)
 def test_malformed_files(tmp_path, text, pattern):
     with pytest.raises(CatalogError, match=pattern):
         load_catalog(write(tmp_path, text))
@@ -85,6 +101,11 @@ def test_missing_file(tmp_path):
 
 def test_content_hash_changes_with_content(tmp_path):
     a = load_catalog(write(tmp_path, {'version': 1, 'tools': [minimal_tool()]}))
-    b = load_catalog(write(tmp_path, {'version': 1, 'tools': [minimal_tool(description='Other text.')]}))
+    b = load_catalog(
+        write(tmp_path, {'version': 1, 'tools': [minimal_tool(description='Other text.')]})
+    )
     assert a.content_hash() != b.content_hash()
-    assert a.content_hash() == load_catalog(write(tmp_path, {'version': 1, 'tools': [minimal_tool()]})).content_hash()
+    assert (
+        a.content_hash()
+        == load_catalog(write(tmp_path, {'version': 1, 'tools': [minimal_tool()]})).content_hash()
+    )

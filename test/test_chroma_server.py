@@ -1,4 +1,5 @@
 """Client/server mode: a real `chroma run` on 127.0.0.1 holds the shared catalog index."""
+
 import shutil
 import socket
 import subprocess
@@ -24,8 +25,11 @@ def chroma_server(tmp_path_factory):
     exe = shutil.which('chroma') or str(Path(sys.executable).parent / 'chroma')
     port = free_port()
     data = tmp_path_factory.mktemp('chroma-server')
-    proc = subprocess.Popen([exe, 'run', '--path', str(data), '--host', '127.0.0.1', '--port', str(port)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        [exe, 'run', '--path', str(data), '--host', '127.0.0.1', '--port', str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     url = f'http://127.0.0.1:{port}'
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -36,7 +40,9 @@ def chroma_server(tmp_path_factory):
             time.sleep(0.2)
     else:
         proc.kill()
-        pytest.fail('chroma server did not start: ' + proc.stdout.read().decode(errors='replace')[-2000:])
+        pytest.fail(
+            'chroma server did not start: ' + proc.stdout.read().decode(errors='replace')[-2000:]
+        )
     yield url
     proc.terminate()
     proc.wait(timeout=20)
@@ -48,12 +54,22 @@ def test_router_over_a_chroma_server(chroma_server, catalog, encoder):
     assert set(first.index.state.values()) == {'built'}
     result = first.route('monitor the battery and land when it drops below 25%', 'cdbv3')
     assert 'battery_status' in result.tools
-    second = Router(config, catalog=catalog, encoder=encoder)  # another vehicle process, same server
+    second = Router(
+        config, catalog=catalog, encoder=encoder
+    )  # another vehicle process, same server
     assert set(second.index.state.values()) == {'reused'}
-    assert second.route('monitor the battery and land when it drops below 25%', 'cdbv3').tools == result.tools
+    assert (
+        second.route('monitor the battery and land when it drops below 25%', 'cdbv3').tools
+        == result.tools
+    )
 
 
 def test_unreachable_server_is_a_clear_error(catalog, encoder):
     from tool_router.errors import IndexStoreError
+
     with pytest.raises(IndexStoreError):
-        Router(RouterConfig(chroma_url=f'http://127.0.0.1:{free_port()}'), catalog=catalog, encoder=encoder)
+        Router(
+            RouterConfig(chroma_url=f'http://127.0.0.1:{free_port()}'),
+            catalog=catalog,
+            encoder=encoder,
+        )

@@ -1,4 +1,5 @@
 """Clause splitting: the CDBv3 query set and the clause records."""
+
 import pytest
 
 from tool_router.clauses import fragments, split_clauses
@@ -9,16 +10,27 @@ def test_full_prompt_first_then_clauses():
     assert fragments(text) == [text, 'monitor the battery', 'land', 'it drops below 25%']
 
 
-@pytest.mark.parametrize('text, expected', [
-    ('take off, fly to the water tower and take a thermal picture',
-     ['take off', 'fly to the water tower', 'take a thermal picture']),
-    ('arm the motors; then take off', ['arm the motors', 'take off']),
-    ('hover until the battery hits 30% then come back', ['hover', 'the battery hits 30%', 'come back']),
-    ('take a photo before landing', ['take a photo', 'landing']),
-    ('Land immediately if the link drops below 20 percent.', ['Land immediately', 'the link drops below 20 percent']),
-    ('climb to 1,000 ft', ['climb to 1,000 ft']),
-    ('as soon as the wind picks up, return home', ['the wind picks up', 'return home']),
-])
+@pytest.mark.parametrize(
+    'text, expected',
+    [
+        (
+            'take off, fly to the water tower and take a thermal picture',
+            ['take off', 'fly to the water tower', 'take a thermal picture'],
+        ),
+        ('arm the motors; then take off', ['arm the motors', 'take off']),
+        (
+            'hover until the battery hits 30% then come back',
+            ['hover', 'the battery hits 30%', 'come back'],
+        ),
+        ('take a photo before landing', ['take a photo', 'landing']),
+        (
+            'Land immediately if the link drops below 20 percent.',
+            ['Land immediately', 'the link drops below 20 percent'],
+        ),
+        ('climb to 1,000 ft', ['climb to 1,000 ft']),
+        ('as soon as the wind picks up, return home', ['the wind picks up', 'return home']),
+    ],
+)
 def test_split_points(text, expected):
     assert [c.text for c in split_clauses(text)] == expected
 

@@ -1,4 +1,5 @@
 """The Chroma index: HNSW settings, reuse by content hash, no duplicates, corrupt directories."""
+
 import pytest
 
 from fakes import BagOfWordsEncoder
@@ -14,8 +15,11 @@ ENC = BagOfWordsEncoder(['battery', 'land', 'photo', 'wind', 'heat'])
 def test_paper_hnsw_settings(tmp_path, catalog):
     index = CatalogIndex(catalog, ENC, open_client(persist_dir=tmp_path))
     config = index._collections['tools'].configuration['hnsw']
-    assert (config['space'], config['max_neighbors'], config['ef_construction'], config['ef_search']) == \
-        ('l2', 16, 100, 100) == tuple(HNSW_CONFIG.values())
+    assert (
+        (config['space'], config['max_neighbors'], config['ef_construction'], config['ef_search'])
+        == ('l2', 16, 100, 100)
+        == tuple(HNSW_CONFIG.values())
+    )
 
 
 def test_restart_reuses_and_never_duplicates(tmp_path, catalog):
@@ -36,6 +40,7 @@ def test_catalog_or_model_change_rebuilds(tmp_path, catalog):
 
     class OtherModel(BagOfWordsEncoder):
         model_id = 'another-model'
+
     again = CatalogIndex(smaller, OtherModel(['battery']), open_client(persist_dir=tmp_path))
     assert set(again.state.values()) == {'built'}
 
@@ -51,8 +56,7 @@ def test_query_returns_unit_vector_distances(index):
 def test_corrupt_directory_is_a_clear_error(tmp_path):
     (tmp_path / 'chroma.sqlite3').write_bytes(b'this is not a database' * 100)
     with pytest.raises(IndexStoreError, match='corrupt|cannot'):
-        CatalogIndex(_tiny_catalog(), ENC,
-                     open_client(persist_dir=tmp_path))
+        CatalogIndex(_tiny_catalog(), ENC, open_client(persist_dir=tmp_path))
 
 
 def test_router_falls_back_to_memory_and_leaves_the_corrupt_index_untouched(tmp_path, catalog):
@@ -67,5 +71,10 @@ def test_router_falls_back_to_memory_and_leaves_the_corrupt_index_untouched(tmp_
 
 def _tiny_catalog():
     from tool_router.catalog import Tool
-    return Catalog(version=1, tools=(Tool(name='land', kind='actuator', risk='motion', summary='land',
-                                          description='land'),))
+
+    return Catalog(
+        version=1,
+        tools=(
+            Tool(name='land', kind='actuator', risk='motion', summary='land', description='land'),
+        ),
+    )

@@ -1,4 +1,5 @@
 """The CDB policies on hand-made cases (bag-of-words encoder) and on the real model."""
+
 import pytest
 
 from fakes import BagOfWordsEncoder
@@ -10,19 +11,27 @@ VOCAB = ['battery', 'charge', 'land', 'ground', 'photo', 'picture', 'heat', 'win
 
 
 def tool(name, kind, summary, description):
-    return Tool(name=name, kind=kind, risk='none' if kind == 'sensor' else 'motion',
-                summary=summary, description=description)
+    return Tool(
+        name=name,
+        kind=kind,
+        risk='none' if kind == 'sensor' else 'motion',
+        summary=summary,
+        description=description,
+    )
 
 
 @pytest.fixture(scope='module')
 def small_index():
-    catalog = Catalog(version=1, tools=(
-        tool('battery_status', 'sensor', 'battery charge', 'battery'),
-        tool('land', 'actuator', 'land ground', 'land'),
-        tool('rgb_camera', 'sensor', 'photo picture', 'photo'),
-        tool('thermal_camera', 'sensor', 'heat picture', 'heat'),
-        tool('wind_estimate', 'sensor', 'wind gust', 'wind'),
-    ))
+    catalog = Catalog(
+        version=1,
+        tools=(
+            tool('battery_status', 'sensor', 'battery charge', 'battery'),
+            tool('land', 'actuator', 'land ground', 'land'),
+            tool('rgb_camera', 'sensor', 'photo picture', 'photo'),
+            tool('thermal_camera', 'sensor', 'heat picture', 'heat'),
+            tool('wind_estimate', 'sensor', 'wind gust', 'wind'),
+        ),
+    )
     return CatalogIndex.ephemeral(catalog, BagOfWordsEncoder(VOCAB))
 
 
@@ -47,7 +56,9 @@ def test_cdbv2_is_relative_to_the_nearest(small_index):
 def test_cdbv3_aggregates_clauses_that_a_single_query_misses(small_index):
     text = 'check the battery, then land on the ground and take a photo'
     single = CDBv2(small_index, CDBv2Params(margin=0.05)).route(text, 8)
-    clause = CDBv3(small_index, CDBv3Params(sim_floor=0.4, lexical_weight=0.0, gap=0.5)).route(text, 8)
+    clause = CDBv3(small_index, CDBv3Params(sim_floor=0.4, lexical_weight=0.0, gap=0.5)).route(
+        text, 8
+    )
     assert set(clause.tools) == {'battery_status', 'land', 'rgb_camera'}
     assert len(single.tools) < 3
     assert clause.fragments[0] == text and len(clause.fragments) == 4
@@ -56,11 +67,17 @@ def test_cdbv3_aggregates_clauses_that_a_single_query_misses(small_index):
 
 def test_cdbv3_gap_and_max_tools_truncate(small_index):
     text = 'battery battery battery charge, and wind'
-    tight = CDBv3(small_index, CDBv3Params(sim_floor=0.2, lexical_weight=0.0, gap=0.1)).route(text, 8)
+    tight = CDBv3(small_index, CDBv3Params(sim_floor=0.2, lexical_weight=0.0, gap=0.1)).route(
+        text, 8
+    )
     assert tight.tools == ['battery_status']
-    wide = CDBv3(small_index, CDBv3Params(sim_floor=0.2, lexical_weight=0.0, gap=1.0)).route(text, 8)
+    wide = CDBv3(small_index, CDBv3Params(sim_floor=0.2, lexical_weight=0.0, gap=1.0)).route(
+        text, 8
+    )
     assert wide.tools[:2] == ['battery_status', 'wind_estimate']
-    bounded = CDBv3(small_index, CDBv3Params(sim_floor=-1, lexical_weight=0.0, gap=1.0, max_tools=2)).route(text, 8)
+    bounded = CDBv3(
+        small_index, CDBv3Params(sim_floor=-1, lexical_weight=0.0, gap=1.0, max_tools=2)
+    ).route(text, 8)
     assert len(bounded.tools) == 2
     assert len(CDBv3(small_index, CDBv3Params(sim_floor=-1, gap=1.0)).route(text, 1).tools) == 1
 
@@ -69,7 +86,9 @@ def test_cdbv3_lexical_support_breaks_ties(small_index):
     params = dict(sim_floor=0.2, gap=0.05)
     plain = CDBv3(small_index, CDBv3Params(lexical_weight=0.0, **params)).route('picture', 8)
     assert set(plain.tools) == {'rgb_camera', 'thermal_camera'}
-    lexical = CDBv3(small_index, CDBv3Params(lexical_weight=1.0, **params)).route('thermal picture', 8)
+    lexical = CDBv3(small_index, CDBv3Params(lexical_weight=1.0, **params)).route(
+        'thermal picture', 8
+    )
     assert lexical.tools[0] == 'thermal_camera'
     assert any(e.source == 'lexical' for e in lexical.evidence['thermal_camera'])
 

@@ -1,4 +1,5 @@
 """The in-process router: input checks, policy choice, allowlist on every answer."""
+
 import pytest
 
 from tool_router.errors import RequestError
@@ -6,10 +7,17 @@ from tool_router.policies.base import Decision
 from tool_router.router import POLICIES, check_text
 
 
-@pytest.mark.parametrize('text, pattern', [
-    ('', 'empty'), ('   \n\t ', 'empty'), ('x' * 2001, 'longer than the maximum 2000'),
-    (b'\xff\xfe land', 'not valid UTF-8'), ('land \udcff', 'unpaired surrogate'), (42, 'must be text'),
-])
+@pytest.mark.parametrize(
+    'text, pattern',
+    [
+        ('', 'empty'),
+        ('   \n\t ', 'empty'),
+        ('x' * 2001, 'longer than the maximum 2000'),
+        (b'\xff\xfe land', 'not valid UTF-8'),
+        ('land \udcff', 'unpaired surrogate'),
+        (42, 'must be text'),
+    ],
+)
 def test_bad_input_is_a_clear_error(router, text, pattern):
     with pytest.raises(RequestError, match=pattern):
         router.route(text)

@@ -1,4 +1,5 @@
 """The router node as a real process over DDS, called by a real rclpy client."""
+
 import json
 import threading
 
@@ -38,15 +39,22 @@ def ros(router_process):
     thread = threading.Thread(target=executor.spin, daemon=True)
     thread.start()
     assert client.wait_for_service(timeout_sec=30)
-    yield {'node': node, 'client': client, 'received': received, 'diagnostics': diagnostics,
-           'request_pub': request_pub}
+    yield {
+        'node': node,
+        'client': client,
+        'received': received,
+        'diagnostics': diagnostics,
+        'request_pub': request_pub,
+    }
     executor.shutdown()
     node.destroy_node()
     rclpy.try_shutdown()
 
 
 def call(ros, text, policy='', max_tools=0):
-    future = ros['client'].call_async(RouteRequest.Request(text=text, policy=policy, max_tools=max_tools))
+    future = ros['client'].call_async(
+        RouteRequest.Request(text=text, policy=policy, max_tools=max_tools)
+    )
     assert wait_until(future.done, 30), 'no answer from /route_request'
     return future.result()
 
@@ -71,10 +79,15 @@ def test_conditional_request_is_published_for_the_executor(ros):
     assert msg.policy == resp.policy
 
 
-@pytest.mark.parametrize('text, policy, pattern', [
-    ('', '', 'empty'), ('   ', '', 'empty'), ('x' * 2001, '', 'longer than the maximum'),
-    ('land', 'no_such_policy', 'unknown policy'),
-])
+@pytest.mark.parametrize(
+    'text, policy, pattern',
+    [
+        ('', '', 'empty'),
+        ('   ', '', 'empty'),
+        ('x' * 2001, '', 'longer than the maximum'),
+        ('land', 'no_such_policy', 'unknown policy'),
+    ],
+)
 def test_bad_requests_are_refused_and_the_node_keeps_serving(ros, text, policy, pattern):
     before = len(ros['received'])
     resp = call(ros, text, policy)
@@ -85,7 +98,9 @@ def test_bad_requests_are_refused_and_the_node_keeps_serving(ros, text, policy, 
 
 
 def test_max_tools_and_explicit_policy(ros):
-    resp = call(ros, 'arm the motors, take off, fly to the tower, take a photo and land', 'cdbv1', 2)
+    resp = call(
+        ros, 'arm the motors, take off, fly to the tower, take a photo and land', 'cdbv1', 2
+    )
     assert resp.success and resp.policy == 'cdbv1' and len(resp.tools) <= 2
 
 
@@ -95,8 +110,16 @@ def test_request_topic_drives_the_router(ros):
 
 
 def test_diagnostics_report_health(ros):
-    assert wait_until(lambda: any(s.name == 'tool_router: router' for d in ros['diagnostics'] for s in d.status), 10)
-    status = next(s for d in reversed(ros['diagnostics']) for s in d.status if s.name == 'tool_router: router')
+    assert wait_until(
+        lambda: any(s.name == 'tool_router: router' for d in ros['diagnostics'] for s in d.status),
+        10,
+    )
+    status = next(
+        s
+        for d in reversed(ros['diagnostics'])
+        for s in d.status
+        if s.name == 'tool_router: router'
+    )
     values = {kv.key: kv.value for kv in status.values}
     assert status.level == b'\x00' or status.level == 0
     assert values['catalog_size'] == '42' and values['device'] == 'cpu'
@@ -105,8 +128,13 @@ def test_diagnostics_report_health(ros):
 
 def test_bad_catalog_refuses_to_start(tmp_path):
     bad = tmp_path / 'catalog.yaml'
-    bad.write_text('version: 1\ntools:\n  - {name: land, kind: actuator, risk: extreme, summary: a, description: b}\n')
-    proc = NodeProcess('tool_router.nodes.router_node', '-p', f'catalog:={bad}', '-p', 'chroma_ephemeral:=true')
+    bad.write_text(
+        'version: 1\ntools:\n'
+        '  - {name: land, kind: actuator, risk: extreme, summary: a, description: b}\n'
+    )
+    proc = NodeProcess(
+        'tool_router.nodes.router_node', '-p', f'catalog:={bad}', '-p', 'chroma_ephemeral:=true'
+    )
     assert wait_until(lambda: proc.proc.poll() is not None, 60)
     proc.stop()
     assert proc.proc.returncode != 0

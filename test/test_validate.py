@@ -1,9 +1,12 @@
 """The allowlist validator: nothing outside the catalog ever leaves the router."""
+
 from tool_router.validate import validate_selection
 
 
 def test_invented_names_are_dropped_and_reported(catalog):
-    out = validate_selection(['land', 'fly_to_moon', 'rm -rf /', 'takeoff'], [0.9, 0.8, 0.7, 0.6], catalog, 8)
+    out = validate_selection(
+        ['land', 'fly_to_moon', 'rm -rf /', 'takeoff'], [0.9, 0.8, 0.7, 0.6], catalog, 8
+    )
     assert out.tools == ['land', 'takeoff']
     assert out.scores == [0.9, 0.6]
     assert out.dropped == ['fly_to_moon', 'rm -rf /']

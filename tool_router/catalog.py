@@ -16,6 +16,7 @@ The catalog file is YAML (``config/catalog.yaml``)::
 A malformed file raises :class:`CatalogError` naming the file, line and field;
 nothing partial is ever returned.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -63,14 +64,22 @@ class Tool(BaseModel):
 
     model_config = ConfigDict(extra='forbid', frozen=True)
 
-    name: str = Field(description='Fixed tool name, referenced by benchmarks, traces and permissions.')
+    name: str = Field(
+        description='Fixed tool name, referenced by benchmarks, traces and permissions.'
+    )
     kind: Kind = Field(description='sensor (read-only) or actuator (changes state).')
     risk: Risk = Field(description='Risk class used by the executor permissions.')
     summary: str = Field(min_length=1, description='One-sentence contract of the tool.')
     description: str = Field(min_length=1, description='Richer description used for retrieval.')
-    keywords: tuple[str, ...] = Field(default=(), description='Words and short phrases specific to this tool.')
-    examples: tuple[str, ...] = Field(default=(), description='Example requests that need only this tool.')
-    conditions: tuple[str, ...] = Field(default=(), description='Condition clauses this sensor observes.')
+    keywords: tuple[str, ...] = Field(
+        default=(), description='Words and short phrases specific to this tool.'
+    )
+    examples: tuple[str, ...] = Field(
+        default=(), description='Example requests that need only this tool.'
+    )
+    conditions: tuple[str, ...] = Field(
+        default=(), description='Condition clauses this sensor observes.'
+    )
 
     @field_validator('name')
     @classmethod
@@ -112,7 +121,7 @@ class Tool(BaseModel):
         """
         sentences = _SENTENCE.split(self.description)
         own = ' '.join(s for s in sentences if not _TOOL_NAME.search(s))
-        return f"{self.name.replace('_', ' ')}: {self.summary} {own}".strip()
+        return f'{self.name.replace("_", " ")}: {self.summary} {own}'.strip()
 
 
 class Catalog(BaseModel):
@@ -166,7 +175,9 @@ def load_catalog(path: str | Path) -> Catalog:
     path = Path(path)
     data, node = load_yaml_with_lines(path, CatalogError)
     if not isinstance(data, dict):
-        raise CatalogError('top level must be a mapping with "version" and "tools"', where=str(path))
+        raise CatalogError(
+            'top level must be a mapping with "version" and "tools"', where=str(path)
+        )
     try:
         catalog = Catalog.model_validate(data)
     except pydantic.ValidationError as exc:
@@ -178,15 +189,18 @@ def load_catalog(path: str | Path) -> Catalog:
         if len(loc) >= 2 and loc[0] == 'tools' and isinstance(loc[1], int):
             raw = data.get('tools') or []
             if loc[1] < len(raw) and isinstance(raw[loc[1]], dict):
-                tool = f" (tool {raw[loc[1]].get('name', '?')!r})"
+                tool = f' (tool {raw[loc[1]].get("name", "?")!r})'
         more = f'; {len(exc.errors()) - 1} more error(s)' if len(exc.errors()) > 1 else ''
-        raise CatalogError(f"field {field}{tool}: {first['msg']}{more}",
-                           where=f'{path}:{line}' if line else str(path),
-                           hint='fix the catalog; the router refuses to serve a partial catalog') from None
+        raise CatalogError(
+            f'field {field}{tool}: {first["msg"]}{more}',
+            where=f'{path}:{line}' if line else str(path),
+            hint='fix the catalog; the router refuses to serve a partial catalog',
+        ) from None
     return catalog
 
 
 def default_catalog_path() -> Path:
     """The catalog shipped with the package (source checkout or installed share/)."""
     from tool_router.paths import config_path
+
     return config_path('catalog.yaml')

@@ -12,6 +12,7 @@ Two outputs from one segmentation:
   condition, the condition's text. The executor uses the order and the
   conditions; the default policy uses the roles and negation.
 """
+
 from __future__ import annotations
 
 import re
@@ -19,47 +20,105 @@ from dataclasses import dataclass
 
 # Connectives that open a condition clause (the clause names a state to observe).
 CONDITION_MARKERS = (
-    'as soon as', 'in case', 'in the event that', 'provided that', 'whenever', 'unless',
-    'until', 'till', 'once', 'when', 'if',
+    'as soon as',
+    'in case',
+    'in the event that',
+    'provided that',
+    'whenever',
+    'unless',
+    'until',
+    'till',
+    'once',
+    'when',
+    'if',
 )
 # Connectives that order actions in time; the clause after them is an action.
 TEMPORAL_MARKERS = ('before', 'after', 'while')
 # Separators between clauses; dropped from the fragments.
 SEQUENCE_SEPARATORS = (
-    'and then', 'and after that', 'after that', 'afterwards', 'and also', 'then', 'and', 'also',
-    'plus', 'next', 'finally', 'followed by',
+    'and then',
+    'and after that',
+    'after that',
+    'afterwards',
+    'and also',
+    'then',
+    'and',
+    'also',
+    'plus',
+    'next',
+    'finally',
+    'followed by',
 )
 NEGATIONS = re.compile(
     r"\b(?:don'?t|do not|dont|never|no need to|without|instead of|rather than|skip|cancel|avoid|"
-    r"forget(?: about)?|"
+    r'forget(?: about)?|'
     # "not" / "no" negate, except in bounds and names: "no more than 15 m/s", "the no-fly zone"
-    r"not(?!\s+(?:more|less|over|above|below|under|exceed|faster|slower|higher|lower|closer|further))|"
-    r"no(?![\s-]*(?:more|less|fly|further|later|longer|higher|lower|faster|slower|closer))"
-    r")\b", re.IGNORECASE)
+    r'not(?!\s+(?:more|less|over|above|below|under|exceed|faster|slower|higher|lower|'
+    r'closer|further))|'
+    r'no(?![\s-]*(?:more|less|fly|further|later|longer|higher|lower|faster|slower|closer))'
+    r')\b',
+    re.IGNORECASE,
+)
 # Imperative verbs that start an action glued to a condition without punctuation
 # ("if the signal gets weak come back home"): the clause is cut before the verb.
 # Only verbs that are rarely nouns after another word ("ground speed", "battery drop" are not cut).
 ACTION_VERBS = (
-    'land', 'return', 'come', 'go', 'head', 'fly', 'hover', 'stop', 'climb', 'descend', 'take',
-    'switch', 'release', 'film', 'orbit', 'follow', 'disarm', 'kill', 'cut', 'pause', 'resume',
-    'bring', 'rth', 'abort', 'photograph', 'snap', 'capture', 'scan', 'winch', 'broadcast',
-    'announce', 'warn', 'shine',
+    'land',
+    'return',
+    'come',
+    'go',
+    'head',
+    'fly',
+    'hover',
+    'stop',
+    'climb',
+    'descend',
+    'take',
+    'switch',
+    'release',
+    'film',
+    'orbit',
+    'follow',
+    'disarm',
+    'kill',
+    'cut',
+    'pause',
+    'resume',
+    'bring',
+    'rth',
+    'abort',
+    'photograph',
+    'snap',
+    'capture',
+    'scan',
+    'winch',
+    'broadcast',
+    'announce',
+    'warn',
+    'shine',
 )
 # Words after which a verb is part of the condition, not a new order ("if you land", "we take").
-_SUBJECTS = frozenset("""i you we it they he she the a an to will 'll can could must should and or not
-gets get is are was be has have had do does did we're you're it's they're""".split())
+_SUBJECTS = frozenset(
+    """i you we it they he she the a an to will 'll can could must should and or not
+gets get is are was be has have had do does did we're you're it's they're""".split()
+)
 
 _PUNCT = re.compile(r'[;.!?\n]+|,(?!\d)|\s[-–—]+\s|:\s')
 
 
 def _alternation(words: tuple[str, ...]) -> str:
-    return '|'.join(re.escape(w).replace(r'\ ', r'\s+') for w in sorted(words, key=len, reverse=True))
+    return '|'.join(
+        re.escape(w).replace(r'\ ', r'\s+') for w in sorted(words, key=len, reverse=True)
+    )
 
 
 _SEPARATOR = re.compile(rf'\b(?:{_alternation(SEQUENCE_SEPARATORS)})\b|&', re.IGNORECASE)
 _MARKER = re.compile(rf'\b({_alternation(CONDITION_MARKERS + TEMPORAL_MARKERS)})\b', re.IGNORECASE)
-_LEADING_FILLER = re.compile(r'^(?:please|pls|plz|ok|okay|so|now|just|hey|drone|can you|could you|'
-                             r'would you|i want you to|i need you to|go ahead and)\b[\s,]*', re.IGNORECASE)
+_LEADING_FILLER = re.compile(
+    r'^(?:please|pls|plz|ok|okay|so|now|just|hey|drone|can you|could you|'
+    r'would you|i want you to|i need you to|go ahead and)\b[\s,]*',
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -67,11 +126,11 @@ class Clause:
     """One clause of a request, in request order."""
 
     index: int
-    text: str                     # the clause without its connective
-    role: str                     # 'condition' | 'action'
-    marker: str = ''              # connective that opened it ('when', 'before', ...), '' if none
+    text: str  # the clause without its connective
+    role: str  # 'condition' | 'action'
+    marker: str = ''  # connective that opened it ('when', 'before', ...), '' if none
     negated: bool = False
-    condition: str = ''              # for an action: the text of the condition that gates it
+    condition: str = ''  # for an action: the text of the condition that gates it
 
 
 def normalise(text: str) -> str:
@@ -141,9 +200,16 @@ def split_clauses(text: str) -> list[Clause]:
         if role == 'condition':
             pending_condition = body
             # An action clause that precedes its condition ("land if X") is gated too.
-            if clauses and clauses[-1].role == 'action' and not clauses[-1].condition and marker != 'until':
+            if (
+                clauses
+                and clauses[-1].role == 'action'
+                and not clauses[-1].condition
+                and marker != 'until'
+            ):
                 last = clauses[-1]
-                clauses[-1] = Clause(last.index, last.text, last.role, last.marker, last.negated, body)
+                clauses[-1] = Clause(
+                    last.index, last.text, last.role, last.marker, last.negated, body
+                )
         elif pending_condition:
             condition, pending_condition = pending_condition, ''
         clauses.append(Clause(len(clauses), body, role, marker, negated, condition))

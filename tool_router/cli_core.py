@@ -1,4 +1,5 @@
 """Core sub-commands: route (in-process), call (over ROS), serve, dataset."""
+
 from __future__ import annotations
 
 import argparse
@@ -11,14 +12,22 @@ from typing import Any
 
 
 def add_config_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument('--config', help='router parameters file (default: the shipped config/router.yaml)')
-    p.add_argument('--set', action='append', default=[], metavar='NAME=VALUE',
-                   help='override a parameter, e.g. --set cdbv3.gap=0.3 (repeatable)')
+    p.add_argument(
+        '--config', help='router parameters file (default: the shipped config/router.yaml)'
+    )
+    p.add_argument(
+        '--set',
+        action='append',
+        default=[],
+        metavar='NAME=VALUE',
+        help='override a parameter, e.g. --set cdbv3.gap=0.3 (repeatable)',
+    )
 
 
 def parse_overrides(items: list[str]) -> dict[str, Any]:
     import yaml
     from tool_router.errors import ConfigError
+
     out: dict[str, Any] = {}
     for item in items:
         if '=' not in item:
@@ -31,19 +40,30 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
 def router_from_args(args: argparse.Namespace, **extra: Any) -> Any:
     from tool_router.config import load_router_config
     from tool_router.router import Router
+
     config = load_router_config(args.config, {**parse_overrides(args.set), **extra})
     return Router(config)
 
 
 def cmd_route(args: argparse.Namespace) -> int:
     from tool_router.cli import print_json
+
     router = router_from_args(args)
     result = router.route(args.text, args.policy or '', args.max_tools)
     if args.json:
-        print_json({'request_id': result.request_id, 'tools': result.tools, 'scores': result.scores,
-                    'policy': result.policy, 'latency_ms': round(result.latency_ms, 3),
-                    'fallback_used': result.fallback_used, 'fallback_reason': result.fallback_reason,
-                    'dropped': result.dropped, 'explanation': result.explanation()})
+        print_json(
+            {
+                'request_id': result.request_id,
+                'tools': result.tools,
+                'scores': result.scores,
+                'policy': result.policy,
+                'latency_ms': round(result.latency_ms, 3),
+                'fallback_used': result.fallback_used,
+                'fallback_reason': result.fallback_reason,
+                'dropped': result.dropped,
+                'explanation': result.explanation(),
+            }
+        )
     else:
         _print_tools(result.tools, result.scores, result.policy, result.latency_ms)
     return 0
@@ -61,12 +81,24 @@ def _print_tools(tools: list[str], scores: list[float], policy: str, latency_ms:
 def cmd_call(args: argparse.Namespace) -> int:
     from tool_router.cli import print_json
     from tool_router.nodes.client import call_route
-    resp = call_route(args.text, policy=args.policy or '', max_tools=args.max_tools, timeout_s=args.timeout)
+
+    resp = call_route(
+        args.text, policy=args.policy or '', max_tools=args.max_tools, timeout_s=args.timeout
+    )
     if args.json:
-        print_json({'success': resp.success, 'message': resp.message, 'request_id': resp.request_id,
-                    'tools': list(resp.tools), 'scores': [round(float(s), 4) for s in resp.scores],
-                    'policy': resp.policy, 'fallback_used': resp.fallback_used,
-                    'latency_ms': round(resp.latency_ms, 3), 'dropped': list(resp.dropped)})
+        print_json(
+            {
+                'success': resp.success,
+                'message': resp.message,
+                'request_id': resp.request_id,
+                'tools': list(resp.tools),
+                'scores': [round(float(s), 4) for s in resp.scores],
+                'policy': resp.policy,
+                'fallback_used': resp.fallback_used,
+                'latency_ms': round(resp.latency_ms, 3),
+                'dropped': list(resp.dropped),
+            }
+        )
     elif not resp.success:
         print(f'tool-router: request refused: {resp.message}', file=sys.stderr)
     else:
@@ -105,6 +137,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     def _stop(*_: Any) -> None:
         stop['flag'] = True
+
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     code = 0
@@ -138,6 +171,7 @@ def cmd_dataset(args: argparse.Namespace) -> int:
     from tool_router.catalog import load_catalog
     from tool_router.config import load_router_config
     from tool_router.evaluation.dataset import coverage, load_jsonl, split, write_jsonl
+
     catalog = load_catalog(load_router_config(args.config).resolved_catalog())
     if args.action == 'check':
         for path in args.files:
@@ -145,8 +179,10 @@ def cmd_dataset(args: argparse.Namespace) -> int:
             cov = coverage(examples)
             low = sorted((n, t) for t, n in cov['per_tool'].items())[:3]
             missing = [t for t in catalog.names if t not in cov['per_tool']]
-            print(f"{path}: OK, {cov['n']} requests, levels {cov['levels']}, "
-                  f"least covered {low}, tools never used: {missing or 'none'}")
+            print(
+                f'{path}: OK, {cov["n"]} requests, levels {cov["levels"]}, '
+                f'least covered {low}, tools never used: {missing or "none"}'
+            )
         return 0
     examples = load_jsonl(args.files[0], catalog)
     dev, test = split(examples, args.test_fraction, args.seed)
@@ -177,14 +213,27 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser('serve', help='start the router node (and the executor / simulator)')
     p.add_argument('--config', help='router parameters file')
-    p.add_argument('--param', action='append', default=[], metavar='NAME:=VALUE',
-                   help='extra router parameter, ROS syntax (repeatable)')
+    p.add_argument(
+        '--param',
+        action='append',
+        default=[],
+        metavar='NAME:=VALUE',
+        help='extra router parameter, ROS syntax (repeatable)',
+    )
     p.add_argument('--sim', action='store_true', help='also start the simulated vehicle')
-    p.add_argument('--mode', choices=['execute', 'dry_run', 'shadow'],
-                   help='executor mode (default: from the executor config)')
+    p.add_argument(
+        '--mode',
+        choices=['execute', 'dry_run', 'shadow'],
+        help='executor mode (default: from the executor config)',
+    )
     p.add_argument('--executor-config', help='executor parameters file')
-    p.add_argument('--executor-param', action='append', default=[], metavar='NAME:=VALUE',
-                   help='extra executor parameter, ROS syntax (repeatable)')
+    p.add_argument(
+        '--executor-param',
+        action='append',
+        default=[],
+        metavar='NAME:=VALUE',
+        help='extra executor parameter, ROS syntax (repeatable)',
+    )
     p.add_argument('--no-executor', action='store_true', help='start the router only')
     p.set_defaults(handler=cmd_serve)
 

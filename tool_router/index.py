@@ -14,6 +14,7 @@ carries a content hash of the catalog, the model and the record set; a
 collection whose hash matches is reused, anything else is rebuilt, so a
 restart never duplicates records.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -64,8 +65,13 @@ def build_records(catalog: Catalog) -> tuple[list[Record], list[Record]]:
     tools = [Record(f'tool:{t.name}', t.name, 'tool', t.document) for t in catalog]
     phrases: list[Record] = []
     for t in catalog:
-        phrases += [Record(f'ex:{t.name}:{i}', t.name, 'example', x) for i, x in enumerate(t.examples)]
-        phrases += [Record(f'cond:{t.name}:{i}', t.name, 'condition', x) for i, x in enumerate(t.conditions)]
+        phrases += [
+            Record(f'ex:{t.name}:{i}', t.name, 'example', x) for i, x in enumerate(t.examples)
+        ]
+        phrases += [
+            Record(f'cond:{t.name}:{i}', t.name, 'condition', x)
+            for i, x in enumerate(t.conditions)
+        ]
     return tools, phrases
 
 
@@ -80,8 +86,12 @@ def open_client(persist_dir: str | Path | None = None, url: str | None = None) -
             parsed = urlparse(url if '://' in url else f'http://{url}')
             if not parsed.hostname:
                 raise ConfigError(f'invalid Chroma URL {url!r}', hint='use http://HOST:PORT')
-            return chromadb.HttpClient(host=parsed.hostname, port=parsed.port or 8000,
-                                       ssl=parsed.scheme == 'https', settings=settings)
+            return chromadb.HttpClient(
+                host=parsed.hostname,
+                port=parsed.port or 8000,
+                ssl=parsed.scheme == 'https',
+                settings=settings,
+            )
         if persist_dir:
             Path(persist_dir).mkdir(parents=True, exist_ok=True)
             return chromadb.PersistentClient(path=str(persist_dir), settings=settings)
@@ -90,22 +100,34 @@ def open_client(persist_dir: str | Path | None = None, url: str | None = None) -
         raise
     except Exception as exc:  # noqa: BLE001 - chroma raises many types
         where = url or str(persist_dir or 'ephemeral')
-        raise IndexStoreError(f'cannot open Chroma: {exc}', where=where,
-                              hint='check the server URL, or move the corrupt directory away') from None
+        raise IndexStoreError(
+            f'cannot open Chroma: {exc}',
+            where=where,
+            hint='check the server URL, or move the corrupt directory away',
+        ) from None
 
 
 class CatalogIndex:
     """The catalog's records in Chroma, queried with our own embeddings."""
 
-    def __init__(self, catalog: Catalog, encoder: Encoder, client: Any, prefix: str = 'tool-router') -> None:
+    def __init__(
+        self, catalog: Catalog, encoder: Encoder, client: Any, prefix: str = 'tool-router'
+    ) -> None:
         self.catalog = catalog
         self.encoder = encoder
         self._client = client
         self.tool_records, self.phrase_records = build_records(catalog)
-        digest = hashlib.sha256(json.dumps({
-            'schema': INDEX_SCHEMA, 'catalog': catalog.content_hash(), 'model': encoder.model_id,
-            'hnsw': HNSW_CONFIG,
-        }, sort_keys=True).encode()).hexdigest()
+        digest = hashlib.sha256(
+            json.dumps(
+                {
+                    'schema': INDEX_SCHEMA,
+                    'catalog': catalog.content_hash(),
+                    'model': encoder.model_id,
+                    'hnsw': HNSW_CONFIG,
+                },
+                sort_keys=True,
+            ).encode()
+        ).hexdigest()
         self.content_hash = digest
         self.state: dict[str, str] = {}
         self._collections = {
@@ -133,19 +155,31 @@ class CatalogIndex:
                     return col
                 self._client.delete_collection(name)
             col = self._client.create_collection(
-                name, configuration={'hnsw': dict(HNSW_CONFIG)}, embedding_function=None,
-                metadata={'content_hash': self.content_hash, 'model': self.encoder.model_id,
-                          'schema': INDEX_SCHEMA})
+                name,
+                configuration={'hnsw': dict(HNSW_CONFIG)},
+                embedding_function=None,
+                metadata={
+                    'content_hash': self.content_hash,
+                    'model': self.encoder.model_id,
+                    'schema': INDEX_SCHEMA,
+                },
+            )
             if records:
                 vectors = self.encoder.encode([r.text for r in records])
-                col.add(ids=[r.id for r in records], embeddings=vectors,
-                        documents=[r.text for r in records],
-                        metadatas=[{'tool': r.tool, 'kind': r.kind} for r in records])
+                col.add(
+                    ids=[r.id for r in records],
+                    embeddings=vectors,
+                    documents=[r.text for r in records],
+                    metadatas=[{'tool': r.tool, 'kind': r.kind} for r in records],
+                )
             self.state[name] = 'built'
             return col
         except Exception as exc:  # noqa: BLE001
-            raise IndexStoreError(f'cannot build or open collection: {exc}', where=name,
-                                  hint='the index may be corrupt; remove its directory to rebuild') from None
+            raise IndexStoreError(
+                f'cannot build or open collection: {exc}',
+                where=name,
+                hint='the index may be corrupt; remove its directory to rebuild',
+            ) from None
 
     def _vectors(self, which: str, records: list[Record]) -> np.ndarray:
         if not records:
@@ -161,19 +195,27 @@ class CatalogIndex:
         col = self._collections[which]
         k = max(1, min(k, col.count()))
         try:
-            res = col.query(query_embeddings=np.asarray(vectors, dtype=np.float32), n_results=k,
-                            include=['distances', 'metadatas', 'documents'])
+            res = col.query(
+                query_embeddings=np.asarray(vectors, dtype=np.float32),
+                n_results=k,
+                include=['distances', 'metadatas', 'documents'],
+            )
         except Exception as exc:  # noqa: BLE001
             raise IndexStoreError(f'query failed: {exc}', where=col.name) from None
         out = []
         for dists, metas, docs in zip(res['distances'], res['metadatas'], res['documents']):
-            out.append([Hit(m['tool'], float(d), m['kind'], doc) for d, m, doc in zip(dists, metas, docs)])
+            out.append(
+                [Hit(m['tool'], float(d), m['kind'], doc) for d, m, doc in zip(dists, metas, docs)]
+            )
         return out
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return self.encoder.encode(list(texts))
 
     def health(self) -> dict[str, str]:
-        return {'tools': str(len(self.tool_records)), 'phrases': str(len(self.phrase_records)),
-                'state': ','.join(f'{k}={v}' for k, v in sorted(self.state.items())),
-                'content_hash': self.content_hash[:12]}
+        return {
+            'tools': str(len(self.tool_records)),
+            'phrases': str(len(self.phrase_records)),
+            'state': ','.join(f'{k}={v}' for k, v in sorted(self.state.items())),
+            'content_hash': self.content_hash[:12],
+        }

@@ -4,6 +4,7 @@
 and the evaluation all call. It checks the input, runs one policy, passes the
 answer through the allowlist validator and times it.
 """
+
 from __future__ import annotations
 
 import logging
@@ -34,24 +35,34 @@ POLICIES: dict[str, PolicyFactory] = {
 
 def _llm_policy(router: 'Router') -> Policy:
     from tool_router.policies.llm import LLMPolicy  # lazy: httpx only when used
+
     return LLMPolicy.from_router(router)
 
 
 def _hybrid_policy(router: 'Router') -> Policy:
     from tool_router.policies.hybrid import HybridPolicy  # lazy: httpx only when used
+
     return HybridPolicy.from_router(router)
 
 
 def _lcr_factory(variant: str) -> PolicyFactory:
     def make(router: 'Router') -> Policy:
         from tool_router.policies.lcr import FeatureExtractor, LearnedClauseRouter
+
         if router._extractor is None:
             router._extractor = FeatureExtractor(router.index)
         return LearnedClauseRouter(router.index, router.config.lcr, variant, router._extractor)
+
     return make
 
 
-for _variant in ('lcr', 'lcr_no_clause_rule', 'lcr_no_phrases', 'lcr_no_lexical', 'lcr_no_negation'):
+for _variant in (
+    'lcr',
+    'lcr_no_clause_rule',
+    'lcr_no_phrases',
+    'lcr_no_lexical',
+    'lcr_no_negation',
+):
     POLICIES[_variant] = _lcr_factory(_variant)
 POLICIES['llm'] = _llm_policy
 POLICIES['hybrid'] = _hybrid_policy
@@ -100,18 +111,28 @@ def check_text(text: Any, max_length: int) -> str:
     if not text.strip():
         raise RequestError('request is empty')
     if len(text) > max_length:
-        raise RequestError(f'request is {len(text)} characters, longer than the maximum {max_length}',
-                           hint='shorten it or raise max_text_length')
+        raise RequestError(
+            f'request is {len(text)} characters, longer than the maximum {max_length}',
+            hint='shorten it or raise max_text_length',
+        )
     return text
 
 
 class Router:
     """Everything needed to answer a routing request in-process."""
 
-    def __init__(self, config: RouterConfig | None = None, *, catalog: Catalog | None = None,
-                 encoder: Encoder | None = None, index: CatalogIndex | None = None) -> None:
+    def __init__(
+        self,
+        config: RouterConfig | None = None,
+        *,
+        catalog: Catalog | None = None,
+        encoder: Encoder | None = None,
+        index: CatalogIndex | None = None,
+    ) -> None:
         self.config = config or RouterConfig()
-        self.catalog = catalog or (index.catalog if index else load_catalog(self.config.resolved_catalog()))
+        self.catalog = catalog or (
+            index.catalog if index else load_catalog(self.config.resolved_catalog())
+        )
         self.index_warning = ''
         if index is None:
             encoder = encoder or SentenceTransformerEncoder(self.config.model, self.config.device)
@@ -121,18 +142,24 @@ class Router:
         self._policies: dict[str, Policy] = {}
         self._extractor: Any = None  # shared by the lcr variants
         if self.config.policy not in POLICIES:
-            raise RequestError(f'unknown default policy {self.config.policy!r}', hint=self.policy_hint())
+            raise RequestError(
+                f'unknown default policy {self.config.policy!r}', hint=self.policy_hint()
+            )
         self.policy(self.config.policy)  # build the default policy now, not on the first request
 
     def _open_index(self, encoder: Encoder) -> CatalogIndex:
         c = self.config
         if c.chroma_url:
-            return CatalogIndex(self.catalog, encoder, open_client(url=c.chroma_url), c.chroma_prefix)
+            return CatalogIndex(
+                self.catalog, encoder, open_client(url=c.chroma_url), c.chroma_prefix
+            )
         if c.chroma_ephemeral:
             return CatalogIndex.ephemeral(self.catalog, encoder)
         path = c.chroma_path or str(ros_home() / 'tool_router' / 'chroma')
         try:
-            return CatalogIndex(self.catalog, encoder, open_client(persist_dir=path), c.chroma_prefix)
+            return CatalogIndex(
+                self.catalog, encoder, open_client(persist_dir=path), c.chroma_prefix
+            )
         except IndexStoreError as exc:
             # Keep serving from memory; the persistent directory is left untouched for inspection.
             self.index_warning = f'persistent index unusable, serving from memory: {exc}'
@@ -155,7 +182,9 @@ class Router:
         """Forget built policies, e.g. after their constants changed."""
         self._policies.clear()
 
-    def route(self, text: Any, policy: str = '', max_tools: int = 0, request_id: str = '') -> RouteResult:
+    def route(
+        self, text: Any, policy: str = '', max_tools: int = 0, request_id: str = ''
+    ) -> RouteResult:
         """Route one request; raise :class:`RequestError` for bad input."""
         start = time.perf_counter()
         text = check_text(text, self.config.max_text_length)
@@ -172,14 +201,24 @@ class Router:
             raise ToolRouterError(f'policy {chosen.name} failed: {exc}') from exc
         checked = validate_selection(decision.tools, decision.scores, self.catalog, bound)
         return RouteResult(
-            request_id=request_id or uuid.uuid4().hex[:16], text=text, policy=chosen.name,
-            tools=checked.tools, scores=checked.scores, dropped=checked.dropped,
+            request_id=request_id or uuid.uuid4().hex[:16],
+            text=text,
+            policy=chosen.name,
+            tools=checked.tools,
+            scores=checked.scores,
+            dropped=checked.dropped,
             latency_ms=(time.perf_counter() - start) * 1000.0,
             fallback_used=bool(decision.extra.get('fallback_used', False)),
-            fallback_reason=str(decision.extra.get('fallback_reason', '')), decision=decision)
+            fallback_reason=str(decision.extra.get('fallback_reason', '')),
+            decision=decision,
+        )
 
     def health(self) -> dict[str, str]:
-        return {'model': self.encoder.model_id, 'device': getattr(self.encoder, 'device', '?'),
-                'catalog_size': str(len(self.catalog)), 'default_policy': self.config.policy,
-                **{f'index_{k}': v for k, v in self.index.health().items()},
-                **({'index_warning': self.index_warning} if self.index_warning else {})}
+        return {
+            'model': self.encoder.model_id,
+            'device': getattr(self.encoder, 'device', '?'),
+            'catalog_size': str(len(self.catalog)),
+            'default_policy': self.config.policy,
+            **{f'index_{k}': v for k, v in self.index.health().items()},
+            **({'index_warning': self.index_warning} if self.index_warning else {}),
+        }

@@ -14,6 +14,7 @@ is not a typo of "sweep"), and catalog words that are themselves typos of
 other catalog words (the catalog's examples include misspellings on purpose)
 are never used as repairs.
 """
+
 from __future__ import annotations
 
 import re
@@ -40,7 +41,7 @@ class Speller:
     def __init__(self, texts: Iterable[str], known_words: Iterable[str] = ()) -> None:
         counts: Counter[str] = Counter()
         for text in texts:
-            counts.update(w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 1)
+            counts.update(w for w in re.findall(r'[a-z]+', text.lower()) if len(w) > 1)
         counts.update(COMMON)
         self.known = frozenset(w.lower() for w in known_words)
         self._index: dict[str, set[str]] = defaultdict(set)
@@ -49,11 +50,19 @@ class Speller:
                 self._index[word].add(word)
                 for d in _deletes(word):
                     self._index[d].add(word)
-        # A rare catalog word, unknown to the model, one edit from a much more frequent one, is a typo.
-        typos = {w for w in counts if self.known and w not in self.known and counts[w] <= 2
-                 and any(c != w and counts[c] >= 3 * counts[w] for c in self._candidates(w))}
+        # A rare catalog word, unknown to the model, one edit from a far more frequent one: a typo.
+        typos = {
+            w
+            for w in counts
+            if self.known
+            and w not in self.known
+            and counts[w] <= 2
+            and any(c != w and counts[c] >= 3 * counts[w] for c in self._candidates(w))
+        }
         self.vocabulary = Counter({w: n for w, n in counts.items() if w not in typos})
-        self._index = defaultdict(set, {k: {w for w in v if w not in typos} for k, v in self._index.items()})
+        self._index = defaultdict(
+            set, {k: {w for w in v if w not in typos} for k, v in self._index.items()}
+        )
 
     def _candidates(self, lower: str) -> set[str]:
         found = set(self._index.get(lower, ()))
@@ -65,13 +74,24 @@ class Speller:
     def from_catalog(cls, catalog: Catalog, known_words: Iterable[str] = ()) -> 'Speller':
         texts: list[str] = []
         for t in catalog:
-            texts += [t.name.replace('_', ' '), t.summary, t.description, *t.keywords, *t.examples,
-                      *t.conditions]
+            texts += [
+                t.name.replace('_', ' '),
+                t.summary,
+                t.description,
+                *t.keywords,
+                *t.examples,
+                *t.conditions,
+            ]
         return cls(texts, known_words)
 
     def correct_word(self, word: str) -> str:
         lower = word.lower()
-        if len(lower) < 4 or not lower.isalpha() or lower in self.vocabulary or lower in self.known:
+        if (
+            len(lower) < 4
+            or not lower.isalpha()
+            or lower in self.vocabulary
+            or lower in self.known
+        ):
             return word
         candidates = self._candidates(lower) - {lower}
         if not candidates:
@@ -79,4 +99,6 @@ class Speller:
         return max(sorted(candidates), key=lambda c: self.vocabulary[c])
 
     def correct(self, text: str) -> str:
-        return ''.join(self.correct_word(tok) if tok[:1].isalpha() else tok for tok in _TOKEN.findall(text))
+        return ''.join(
+            self.correct_word(tok) if tok[:1].isalpha() else tok for tok in _TOKEN.findall(text)
+        )

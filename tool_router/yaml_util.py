@@ -1,4 +1,5 @@
 """YAML loading that keeps line numbers, so that validation errors can name them."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -41,7 +42,9 @@ def line_of(node: yaml.Node | None, loc: Sequence[Any]) -> int | None:
             if not match:
                 break
             node = match[0]
-        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+        elif (
+            isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value)
+        ):
             node = node.value[key]
         else:
             break
@@ -49,8 +52,13 @@ def line_of(node: yaml.Node | None, loc: Sequence[Any]) -> int | None:
     return line
 
 
-def load_ros_parameters(path: Path, node_name: str, model: type[M], error: type[ToolRouterError],
-                        overrides: dict[str, Any] | None = None) -> M:
+def load_ros_parameters(
+    path: Path,
+    node_name: str,
+    model: type[M],
+    error: type[ToolRouterError],
+    overrides: dict[str, Any] | None = None,
+) -> M:
     """Validate ``<node_name>: ros__parameters: {...}`` of a ROS 2 parameters file as ``model``.
 
     ``overrides`` are dotted names (``cdbv3.gap``). Errors name the file, line and field.
@@ -78,5 +86,6 @@ def load_ros_parameters(path: Path, node_name: str, model: type[M], error: type[
         first = exc.errors()[0]
         line = line_of(node, prefix + list(first['loc']))
         field = '.'.join(str(p) for p in first['loc'])
-        raise error(f"parameter {field}: {first['msg']}",
-                    where=f'{path}:{line}' if line else str(path)) from None
+        raise error(
+            f'parameter {field}: {first["msg"]}', where=f'{path}:{line}' if line else str(path)
+        ) from None

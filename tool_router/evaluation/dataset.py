@@ -8,6 +8,7 @@ Extra keys are allowed and kept. Rules (``ANNOTATION.md``): level sizes
 direct=1, consequential=2, compound>=3, out_of_scope=0; tool lists sorted,
 unique, inside the catalog; ids unique; no duplicate request texts.
 """
+
 from __future__ import annotations
 
 import json
@@ -37,7 +38,9 @@ class Example(BaseModel):
 
 
 def _size_ok(level: str, n: int) -> bool:
-    return {'direct': n == 1, 'consequential': n == 2, 'compound': n >= 3, 'out_of_scope': n == 0}[level]
+    return {'direct': n == 1, 'consequential': n == 2, 'compound': n >= 3, 'out_of_scope': n == 0}[
+        level
+    ]
 
 
 def check_example(raw: Any, catalog: Catalog | None) -> Example:
@@ -48,7 +51,9 @@ def check_example(raw: Any, catalog: Catalog | None) -> Example:
         if key not in raw:
             raise ValueError(f'missing key {key!r}')
     if raw['level'] not in ALL_LEVELS:
-        raise ValueError(f"unknown level {raw['level']!r} (expected one of {', '.join(ALL_LEVELS)})")
+        raise ValueError(
+            f'unknown level {raw["level"]!r} (expected one of {", ".join(ALL_LEVELS)})'
+        )
     tools = raw['tools']
     if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
         raise ValueError('tools must be a list of names')
@@ -61,7 +66,7 @@ def check_example(raw: Any, catalog: Catalog | None) -> Example:
     if list(tools) != sorted(tools):
         raise ValueError('tools are not sorted')
     if not _size_ok(raw['level'], len(tools)):
-        raise ValueError(f"level {raw['level']} cannot have {len(tools)} tool(s)")
+        raise ValueError(f'level {raw["level"]} cannot have {len(tools)} tool(s)')
     if not isinstance(raw['request'], str) or not raw['request'].strip():
         raise ValueError('request is empty')
     return Example.model_validate({**raw, 'tools': tuple(tools)})
@@ -84,13 +89,17 @@ def load_jsonl(path: str | Path, catalog: Catalog | None = None) -> list[Example
         try:
             raw = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise DatasetError(f'invalid JSON: {exc.msg} at column {exc.colno}', where=where) from None
+            raise DatasetError(
+                f'invalid JSON: {exc.msg} at column {exc.colno}', where=where
+            ) from None
         try:
             example = check_example(raw, catalog)
         except ValueError as exc:
             raise DatasetError(str(exc).splitlines()[0], where=where) from None
         if example.id in ids:
-            raise DatasetError(f'duplicate id {example.id!r} (first on line {ids[example.id]})', where=where)
+            raise DatasetError(
+                f'duplicate id {example.id!r} (first on line {ids[example.id]})', where=where
+            )
         key = ' '.join(example.request.lower().split())
         if key in texts:
             raise DatasetError(f'duplicate request text (first on line {texts[key]})', where=where)
@@ -107,7 +116,9 @@ def write_jsonl(examples: Iterable[Example], path: str | Path) -> None:
             fh.write(json.dumps(ex.model_dump(mode='json'), ensure_ascii=False) + '\n')
 
 
-def split(examples: list[Example], test_fraction: float = 0.4, seed: int = 20261130) -> tuple[list[Example], list[Example]]:
+def split(
+    examples: list[Example], test_fraction: float = 0.4, seed: int = 20261130
+) -> tuple[list[Example], list[Example]]:
     """Stratified by level: (dev, test), each in the original order."""
     rng = random.Random(seed)
     by_level: dict[str, list[int]] = defaultdict(list)
@@ -117,7 +128,7 @@ def split(examples: list[Example], test_fraction: float = 0.4, seed: int = 20261
     for level in sorted(by_level):
         idx = by_level[level][:]
         rng.shuffle(idx)
-        test_idx.update(idx[:round(len(idx) * test_fraction)])
+        test_idx.update(idx[: round(len(idx) * test_fraction)])
     dev = [ex for i, ex in enumerate(examples) if i not in test_idx]
     test = [ex for i, ex in enumerate(examples) if i in test_idx]
     return dev, test
@@ -132,5 +143,9 @@ def coverage(examples: Iterable[Example]) -> dict[str, Any]:
         for t in ex.tools:
             per_tool[t] += 1
             per_tool_level[t][ex.level] += 1
-    return {'n': len(examples), 'levels': dict(Counter(ex.level for ex in examples)),
-            'per_tool': dict(per_tool), 'per_tool_level': {t: dict(c) for t, c in per_tool_level.items()}}
+    return {
+        'n': len(examples),
+        'levels': dict(Counter(ex.level for ex in examples)),
+        'per_tool': dict(per_tool),
+        'per_tool_level': {t: dict(c) for t, c in per_tool_level.items()},
+    }

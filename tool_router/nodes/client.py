@@ -1,4 +1,5 @@
 """A real rclpy client of /route_request (used by ``tool-router call`` and live evaluation)."""
+
 from __future__ import annotations
 
 import time
@@ -22,10 +23,14 @@ class RouteClient:
         self.client = self.node.create_client(RouteRequest, service)
         if not self.client.wait_for_service(timeout_sec=wait_s):
             self.close()
-            raise ToolRouterError(f'service {service} not available after {wait_s:.0f} s',
-                                  hint='start the router with `tool-router serve`')
+            raise ToolRouterError(
+                f'service {service} not available after {wait_s:.0f} s',
+                hint='start the router with `tool-router serve`',
+            )
 
-    def call(self, text: str, policy: str = '', max_tools: int = 0, timeout_s: float = 30.0) -> Any:
+    def call(
+        self, text: str, policy: str = '', max_tools: int = 0, timeout_s: float = 30.0
+    ) -> Any:
         req = RouteRequest.Request(text=text, policy=policy, max_tools=max(0, int(max_tools)))
         future = self.client.call_async(req)
         rclpy.spin_until_future_complete(self.node, future, timeout_sec=timeout_s)

@@ -1,4 +1,5 @@
 """Shared ROS glue: spinning a node with clean shutdown, parameter declaration, time stamps."""
+
 from __future__ import annotations
 
 import time
@@ -10,8 +11,12 @@ from rclpy.node import Node
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 import pydantic
 
-_TYPES = {bool: ParameterType.PARAMETER_BOOL, int: ParameterType.PARAMETER_INTEGER,
-          float: ParameterType.PARAMETER_DOUBLE, str: ParameterType.PARAMETER_STRING}
+_TYPES = {
+    bool: ParameterType.PARAMETER_BOOL,
+    int: ParameterType.PARAMETER_INTEGER,
+    float: ParameterType.PARAMETER_DOUBLE,
+    str: ParameterType.PARAMETER_STRING,
+}
 
 
 def parameter_descriptions(model: type[pydantic.BaseModel], prefix: str = '') -> dict[str, str]:
@@ -26,7 +31,9 @@ def parameter_descriptions(model: type[pydantic.BaseModel], prefix: str = '') ->
     return out
 
 
-def declare_from_dict(node: Node, values: dict[str, Any], descriptions: dict[str, str], prefix: str = '') -> None:
+def declare_from_dict(
+    node: Node, values: dict[str, Any], descriptions: dict[str, str], prefix: str = ''
+) -> None:
     """Declare typed, described parameters from a (nested) dict of defaults."""
     for key, value in values.items():
         name = f'{prefix}{key}'
@@ -36,8 +43,11 @@ def declare_from_dict(node: Node, values: dict[str, Any], descriptions: dict[str
         kind = _TYPES.get(type(value))
         if kind is None:
             continue
-        descriptor = ParameterDescriptor(type=kind, description=descriptions.get(name, ''),
-                                         dynamic_typing=isinstance(value, float))
+        descriptor = ParameterDescriptor(
+            type=kind,
+            description=descriptions.get(name, ''),
+            dynamic_typing=isinstance(value, float),
+        )
         node.declare_parameter(name, value, descriptor)
 
 

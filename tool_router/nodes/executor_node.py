@@ -10,6 +10,7 @@ Thin ROS glue over :class:`tool_router.executor.pipeline.ExecutionPipeline`:
   or publishes std_msgs/String, as configured in ``bindings``;
 * writes one JSONL trace record per request and publishes it on ``/executor/traces``.
 """
+
 from __future__ import annotations
 
 import json
@@ -31,14 +32,24 @@ from tool_router.catalog import load_catalog
 from tool_router.errors import ToolRouterError
 from tool_router.executor.confirmations import ConfirmationBook
 from tool_router.executor.config import ExecutorConfig, load_executor_config
-from tool_router.executor.dispatch import (Binding, BindingKind, DispatchResult, Mode,
-                                           setbool_value)
+from tool_router.executor.dispatch import Binding, BindingKind, DispatchResult, Mode, setbool_value
 from tool_router.executor.permissions import PermissionPolicy, load_permissions
 from tool_router.executor.pipeline import ConfirmRequest, ExecutionPipeline, Selection
-from tool_router.executor.traces import (ConfirmationOutcome, Redactor, TraceRecord, TraceWriter,
-                                         trace_message_fields)
+from tool_router.executor.traces import (
+    ConfirmationOutcome,
+    Redactor,
+    TraceRecord,
+    TraceWriter,
+    trace_message_fields,
+)
 from tool_router.msg import ConfirmationRequest, ExecutionTrace, SelectedCapabilities
-from tool_router.nodes.common import declare_from_dict, parameter_descriptions, flatten, parameters_as_dict, spin
+from tool_router.nodes.common import (
+    declare_from_dict,
+    parameter_descriptions,
+    flatten,
+    parameters_as_dict,
+    spin,
+)
 from tool_router.srv import ConfirmTool
 
 # Parameters that may change while running; the rest need a restart.
@@ -47,6 +58,7 @@ LIVE_PARAMS = {'mode', 'confirm_timeout_s', 'call_timeout_s', 'stop_on_failure'}
 
 def _stamp(seconds: float) -> Any:
     from builtin_interfaces.msg import Time
+
     nanos = int(seconds * 1e9)
     return Time(sec=nanos // 1_000_000_000, nanosec=nanos % 1_000_000_000)
 
@@ -54,13 +66,18 @@ def _stamp(seconds: float) -> Any:
 def selection_from_msg(msg: SelectedCapabilities) -> Selection:
     """Convert a SelectedCapabilities message to the pipeline's plain model."""
     routed = msg.stamp.sec + msg.stamp.nanosec * 1e-9
-    return Selection(request_id=msg.request_id or f'exec-{uuid.uuid4().hex[:12]}',
-                     request_text=msg.request_text, tools=list(msg.tools),
-                     scores=[float(s) for s in msg.scores], policy=msg.policy,
-                     fallback_used=bool(msg.fallback_used),
-                     clause_index=[int(i) for i in msg.clause_index],
-                     conditions=list(msg.conditions), explanation_json=msg.explanation_json,
-                     routed=routed or None)
+    return Selection(
+        request_id=msg.request_id or f'exec-{uuid.uuid4().hex[:12]}',
+        request_text=msg.request_text,
+        tools=list(msg.tools),
+        scores=[float(s) for s in msg.scores],
+        policy=msg.policy,
+        fallback_used=bool(msg.fallback_used),
+        clause_index=[int(i) for i in msg.clause_index],
+        conditions=list(msg.conditions),
+        explanation_json=msg.explanation_json,
+        routed=routed or None,
+    )
 
 
 class RosDispatcher:
@@ -76,15 +93,19 @@ class RosDispatcher:
             key = (binding.kind.value, binding.name)
             if binding.kind is BindingKind.TOPIC and binding.name not in self._publishers:
                 self._publishers[binding.name] = node.create_publisher(String, binding.name, 10)
-            elif binding.kind in (BindingKind.TRIGGER, BindingKind.SETBOOL) and \
-                    key not in self._clients:
+            elif (
+                binding.kind in (BindingKind.TRIGGER, BindingKind.SETBOOL)
+                and key not in self._clients
+            ):
                 srv = Trigger if binding.kind is BindingKind.TRIGGER else SetBool
-                self._clients[key] = node.create_client(srv, binding.name,
-                                                        callback_group=self._group)
+                self._clients[key] = node.create_client(
+                    srv, binding.name, callback_group=self._group
+                )
                 self._locks[key] = threading.Lock()
 
-    def dispatch(self, tool: str, binding: Binding, request_id: str, request_text: str,
-                 timeout_s: float) -> DispatchResult:
+    def dispatch(
+        self, tool: str, binding: Binding, request_id: str, request_text: str, timeout_s: float
+    ) -> DispatchResult:
         """Perform the bound call; never waits longer than ``timeout_s``."""
         deadline = time.monotonic() + timeout_s
         if binding.kind is BindingKind.TOPIC:
@@ -97,8 +118,11 @@ class RosDispatcher:
             return DispatchResult(False, f'no client for {binding.spec}', 'internal_error')
         while not client.service_is_ready():
             if time.monotonic() >= deadline:
-                return DispatchResult(False, f'service {binding.name} not available within '
-                                             f'{timeout_s:g} s', 'endpoint_unreachable')
+                return DispatchResult(
+                    False,
+                    f'service {binding.name} not available within {timeout_s:g} s',
+                    'endpoint_unreachable',
+                )
             time.sleep(0.005)
         if binding.kind is BindingKind.SETBOOL:
             request: Any = SetBool.Request(data=setbool_value(binding, request_text))
@@ -111,13 +135,15 @@ class RosDispatcher:
         if not done.wait(max(0.0, deadline - time.monotonic())):
             future.cancel()
             client.remove_pending_request(future)
-            return DispatchResult(False, f'no answer from {binding.name} within {timeout_s:g} s',
-                                  'call_timeout')
+            return DispatchResult(
+                False, f'no answer from {binding.name} within {timeout_s:g} s', 'call_timeout'
+            )
         response = future.result()
         if response is None:
             return DispatchResult(False, f'call to {binding.name} failed', 'call_failed')
-        return DispatchResult(bool(response.success), response.message,
-                              '' if response.success else 'call_failed')
+        return DispatchResult(
+            bool(response.success), response.message, '' if response.success else 'call_failed'
+        )
 
 
 class RosConfirmer:
@@ -133,12 +159,20 @@ class RosConfirmer:
         entries = [(r, self._book.open(r.request_id, r.tool)) for r in requests]
         deadline = time.monotonic() + max(r.timeout_s for r in requests)
         for r, _ in entries:
-            self._pub.publish(ConfirmationRequest(
-                stamp=_stamp(time.time()), request_id=r.request_id, tool=r.tool, risk=r.risk,
-                request_text=r.request_text, timeout_s=float(r.timeout_s)))
+            self._pub.publish(
+                ConfirmationRequest(
+                    stamp=_stamp(time.time()),
+                    request_id=r.request_id,
+                    tool=r.tool,
+                    risk=r.risk,
+                    request_text=r.request_text,
+                    timeout_s=float(r.timeout_s),
+                )
+            )
             self._node.get_logger().info(
                 f'waiting {r.timeout_s:g} s for confirmation of {r.tool} (request {r.request_id})'
-                f': tool-router confirm {r.request_id} {r.tool} --approve|--deny')
+                f': tool-router confirm {r.request_id} {r.tool} --approve|--deny'
+            )
         return {r.tool: self._book.wait(entry, deadline) for r, entry in entries}
 
 
@@ -159,17 +193,20 @@ class ExecutorNode(Node):
             self.config = ExecutorConfig.model_validate(parameters_as_dict(self, self._names))
             catalog = load_catalog(self.config.resolved_catalog())
             rules = load_permissions(self.config.resolved_permissions(), catalog)
-            self._writer = TraceWriter(self.config.resolved_trace_dir(),
-                                       self.config.trace_max_bytes,
-                                       fsync=self.config.trace_fsync)
+            self._writer = TraceWriter(
+                self.config.resolved_trace_dir(),
+                self.config.trace_max_bytes,
+                fsync=self.config.trace_fsync,
+            )
             if self.config.trace_mcap:
                 from tool_router.executor.bag import McapTraceBag
+
                 self._bag = McapTraceBag(self.config.resolved_trace_dir(), self.config.trace_topic)
         except (ToolRouterError, pydantic.ValidationError, OSError) as exc:
             text = str(exc)
             if isinstance(exc, pydantic.ValidationError):
                 err = exc.errors()[0]
-                text = f"parameter {'.'.join(map(str, err['loc']))}: {err['msg']}"
+                text = f'parameter {".".join(map(str, err["loc"]))}: {err["msg"]}'
             self.get_logger().fatal(f'cannot start: {text}')
             raise SystemExit(1) from None
         c = self.config
@@ -180,23 +217,40 @@ class ExecutorNode(Node):
         self._confirm_pub = self.create_publisher(ConfirmationRequest, c.confirmation_topic, 10)
         self._trace_pub = self.create_publisher(ExecutionTrace, c.trace_topic, 50)
         self.pipeline = ExecutionPipeline(
-            catalog, PermissionPolicy(rules, catalog), bindings,
-            RosConfirmer(self, self.book, self._confirm_pub), RosDispatcher(self, bindings),
-            mode=c.mode, confirm_timeout_s=c.confirm_timeout_s, call_timeout_s=c.call_timeout_s,
+            catalog,
+            PermissionPolicy(rules, catalog),
+            bindings,
+            RosConfirmer(self, self.book, self._confirm_pub),
+            RosDispatcher(self, bindings),
+            mode=c.mode,
+            confirm_timeout_s=c.confirm_timeout_s,
+            call_timeout_s=c.call_timeout_s,
             stop_on_failure=c.stop_on_failure,
-            redactor=Redactor(c.redact.enabled, c.redact.digits, c.redact.coordinates,
-                              c.redact.name_list))
-        self._pool = ThreadPoolExecutor(max_workers=c.max_parallel_requests,
-                                        thread_name_prefix='executor-request')
-        self._confirm_srv = self.create_service(ConfirmTool, c.confirm_service, self._on_confirm,
-                                                callback_group=MutuallyExclusiveCallbackGroup())
-        self._sub = self.create_subscription(SelectedCapabilities, c.selection_topic,
-                                             self._on_selection, 50,
-                                             callback_group=MutuallyExclusiveCallbackGroup())
+            redactor=Redactor(
+                c.redact.enabled, c.redact.digits, c.redact.coordinates, c.redact.name_list
+            ),
+        )
+        self._pool = ThreadPoolExecutor(
+            max_workers=c.max_parallel_requests, thread_name_prefix='executor-request'
+        )
+        self._confirm_srv = self.create_service(
+            ConfirmTool,
+            c.confirm_service,
+            self._on_confirm,
+            callback_group=MutuallyExclusiveCallbackGroup(),
+        )
+        self._sub = self.create_subscription(
+            SelectedCapabilities,
+            c.selection_topic,
+            self._on_selection,
+            50,
+            callback_group=MutuallyExclusiveCallbackGroup(),
+        )
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.get_logger().info(
             f'executor ready: mode {c.mode.value}, {len(bindings)} bindings, listening on '
-            f'{c.selection_topic}, traces -> {self._writer.path}')
+            f'{c.selection_topic}, traces -> {self._writer.path}'
+        )
 
     # -- callbacks ---------------------------------------------------------
     def _on_selection(self, msg: SelectedCapabilities) -> None:
@@ -230,16 +284,19 @@ class ExecutorNode(Node):
                 self.get_logger().error(f'cannot write trace {record.request_id}: {exc}')
         fields = trace_message_fields(record)
         try:
-            self._trace_pub.publish(ExecutionTrace(stamp=_stamp(record.stamps.dispatch_done),
-                                                   **fields))
+            self._trace_pub.publish(
+                ExecutionTrace(stamp=_stamp(record.stamps.dispatch_done), **fields)
+            )
         except Exception as exc:  # noqa: BLE001 - context already shut down; the file has it
             self.get_logger().debug(f'trace {record.request_id} not published: {exc!r}')
 
-    def _on_confirm(self, request: ConfirmTool.Request,
-                    response: ConfirmTool.Response) -> ConfirmTool.Response:
+    def _on_confirm(
+        self, request: ConfirmTool.Request, response: ConfirmTool.Response
+    ) -> ConfirmTool.Response:
         operator_name = request.operator_name.strip() or '(unnamed)'
-        affected = self.book.resolve(request.request_id, request.tool, bool(request.approve),
-                                     operator_name)
+        affected = self.book.resolve(
+            request.request_id, request.tool, bool(request.approve), operator_name
+        )
         response.affected_tools = affected
         response.success = bool(affected)
         verb = 'approved' if request.approve else 'denied'
@@ -248,8 +305,10 @@ class ExecutorNode(Node):
             self.get_logger().info(f'{operator_name} {response.message}')
         else:
             what = request.tool or 'any tool'
-            response.message = (f'no pending confirmation for {what} of request '
-                                f'{request.request_id!r} (unknown, already decided or timed out)')
+            response.message = (
+                f'no pending confirmation for {what} of request '
+                f'{request.request_id!r} (unknown, already decided or timed out)'
+            )
         return response
 
     def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
@@ -258,16 +317,18 @@ class ExecutorNode(Node):
             return SetParametersResult(successful=True)
         fixed = sorted(set(changed) - LIVE_PARAMS)
         if fixed:
-            return SetParametersResult(successful=False,
-                                       reason=f'{", ".join(fixed)} need a restart')
+            return SetParametersResult(
+                successful=False, reason=f'{", ".join(fixed)} need a restart'
+            )
         merged = self.config.model_dump(mode='json')
         merged.update(changed)
         try:
             new = ExecutorConfig.model_validate(merged)
         except pydantic.ValidationError as exc:
             err = exc.errors()[0]
-            return SetParametersResult(successful=False,
-                                       reason=f"{'.'.join(map(str, err['loc']))}: {err['msg']}")
+            return SetParametersResult(
+                successful=False, reason=f'{".".join(map(str, err["loc"]))}: {err["msg"]}'
+            )
         self.config = new
         p = self.pipeline
         p.mode, p.confirm_timeout_s = Mode(new.mode), new.confirm_timeout_s

@@ -6,6 +6,7 @@ catalog, the embedding model and the index; ``activate`` starts serving;
 model. With ``autostart`` (default true) it configures and activates itself,
 since a plain ``ros2 run`` has no lifecycle manager.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,13 +26,29 @@ from rclpy.parameter import Parameter
 from tool_router.config import RouterConfig, load_router_config
 from tool_router.errors import ToolRouterError
 from tool_router.msg import Request, SelectedCapabilities
-from tool_router.nodes.common import declare_from_dict, parameter_descriptions, flatten, parameters_as_dict, spin, stamp_now
+from tool_router.nodes.common import (
+    declare_from_dict,
+    parameter_descriptions,
+    flatten,
+    parameters_as_dict,
+    spin,
+    stamp_now,
+)
 from tool_router.router import POLICIES, RouteResult, Router
 from tool_router.srv import RouteRequest
 
 # Parameters that need a new model/index: changed only while not active.
-RELOAD_PARAMS = {'catalog', 'model', 'device', 'chroma_path', 'chroma_url', 'chroma_prefix',
-                 'request_topic', 'selection_topic', 'diagnostics_period_s'}
+RELOAD_PARAMS = {
+    'catalog',
+    'model',
+    'device',
+    'chroma_path',
+    'chroma_url',
+    'chroma_prefix',
+    'request_topic',
+    'selection_topic',
+    'diagnostics_period_s',
+}
 
 
 def selection_message(result: RouteResult, stamp: Any) -> SelectedCapabilities:
@@ -39,8 +56,9 @@ def selection_message(result: RouteResult, stamp: Any) -> SelectedCapabilities:
     d = result.decision
     clause_of = d.clause_index if d else {}
     conditions = d.conditions if d else {}
-    order = sorted(range(len(result.tools)),
-                   key=lambda i: (clause_of.get(result.tools[i], 10_000), i))
+    order = sorted(
+        range(len(result.tools)), key=lambda i: (clause_of.get(result.tools[i], 10_000), i)
+    )
     msg = SelectedCapabilities()
     msg.stamp = stamp
     msg.request_id = result.request_id
@@ -76,8 +94,9 @@ class RouterNode(LifecycleNode):
         self._error = ''
         self._serve_group = MutuallyExclusiveCallbackGroup()
         self._topic_group = MutuallyExclusiveCallbackGroup()
-        self._srv = self.create_service(RouteRequest, 'route_request', self._on_route,
-                                        callback_group=self._serve_group)
+        self._srv = self.create_service(
+            RouteRequest, 'route_request', self._on_route, callback_group=self._serve_group
+        )
         self._sub = None
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
@@ -102,21 +121,27 @@ class RouterNode(LifecycleNode):
             self.config = self._current_config()
             self.router = Router(self.config)
         except (ToolRouterError, pydantic.ValidationError) as exc:
-            self._error = str(exc).splitlines()[0] if isinstance(exc, pydantic.ValidationError) else str(exc)
+            self._error = (
+                str(exc).splitlines()[0] if isinstance(exc, pydantic.ValidationError) else str(exc)
+            )
             self.get_logger().error(f'cannot configure: {self._error}')
             return TransitionCallbackReturn.FAILURE
         if self.router.index_warning:
             self.get_logger().warning(self.router.index_warning)
         c = self.config
-        self._selection_pub = self.create_lifecycle_publisher(SelectedCapabilities, c.selection_topic, 10)
+        self._selection_pub = self.create_lifecycle_publisher(
+            SelectedCapabilities, c.selection_topic, 10
+        )
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
-        self._sub = self.create_subscription(Request, c.request_topic, self._on_request, 50,
-                                             callback_group=self._topic_group)
+        self._sub = self.create_subscription(
+            Request, c.request_topic, self._on_request, 50, callback_group=self._topic_group
+        )
         self._timer = self.create_timer(c.diagnostics_period_s, self._publish_diagnostics)
         h = self.router.health()
         self.get_logger().info(
-            f"configured in {time.perf_counter() - start:.1f} s: {h['catalog_size']} tools, model "
-            f"{h['model']} on {h['device']}, index {h['index_state']}, default policy {c.policy}")
+            f'configured in {time.perf_counter() - start:.1f} s: {h["catalog_size"]} tools, model '
+            f'{h["model"]} on {h["device"]}, index {h["index_state"]}, default policy {c.policy}'
+        )
         return TransitionCallbackReturn.SUCCESS
 
     def on_activate(self, state: State) -> TransitionCallbackReturn:
@@ -138,9 +163,12 @@ class RouterNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     def _teardown(self) -> None:
-        for entity, destroy in ((self._sub, self.destroy_subscription), (self._timer, self.destroy_timer),
-                                (self._selection_pub, self.destroy_lifecycle_publisher),
-                                (self._diag_pub, self.destroy_publisher)):
+        for entity, destroy in (
+            (self._sub, self.destroy_subscription),
+            (self._timer, self.destroy_timer),
+            (self._selection_pub, self.destroy_lifecycle_publisher),
+            (self._diag_pub, self.destroy_publisher),
+        ):
             if entity is not None:
                 destroy(entity)
         self._sub = self._timer = self._selection_pub = self._diag_pub = None
@@ -150,8 +178,10 @@ class RouterNode(LifecycleNode):
         changed = {p.name: p.value for p in params}
         if self._active and RELOAD_PARAMS & set(changed):
             names = ', '.join(sorted(RELOAD_PARAMS & set(changed)))
-            return SetParametersResult(successful=False,
-                                       reason=f'{names} need a reload: deactivate, cleanup and configure')
+            return SetParametersResult(
+                successful=False,
+                reason=f'{names} need a reload: deactivate, cleanup and configure',
+            )
         if not any(n in self._names for n in changed):
             return SetParametersResult(successful=True)
         merged = parameters_as_dict(self, self._names)
@@ -166,10 +196,14 @@ class RouterNode(LifecycleNode):
         try:
             new = RouterConfig.model_validate(merged)
         except pydantic.ValidationError as exc:
-            return SetParametersResult(successful=False, reason=str(exc).splitlines()[0:3][-1].strip())
+            return SetParametersResult(
+                successful=False, reason=str(exc).splitlines()[0:3][-1].strip()
+            )
         if self.router is not None:
             if new.policy not in POLICIES:
-                return SetParametersResult(successful=False, reason=f'unknown policy {new.policy!r}')
+                return SetParametersResult(
+                    successful=False, reason=f'unknown policy {new.policy!r}'
+                )
             self.router.config = new
             self.router.reset_policies()  # rebuilt lazily with the new constants
         self.config = new
@@ -181,7 +215,9 @@ class RouterNode(LifecycleNode):
             raise ToolRouterError('router is not active', hint='activate the lifecycle node')
         return self.router.route(text, policy, max_tools, request_id)
 
-    def _on_route(self, request: RouteRequest.Request, response: RouteRequest.Response) -> RouteRequest.Response:
+    def _on_route(
+        self, request: RouteRequest.Request, response: RouteRequest.Response
+    ) -> RouteRequest.Response:
         start = time.perf_counter()
         try:
             result = self._route(request.text, request.policy, int(request.max_tools))
@@ -255,6 +291,7 @@ class RouterNode(LifecycleNode):
 
     def _header(self) -> Any:
         from std_msgs.msg import Header
+
         return Header(stamp=stamp_now(self))
 
 

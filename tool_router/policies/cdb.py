@@ -13,6 +13,7 @@ the others were chosen on the development split only (``docs/CONSTANTS.md``).
 Distances are Chroma's squared l2 between unit vectors (0 = identical, 2 =
 orthogonal); similarities are ``1 - d/2`` (cosine).
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -27,7 +28,9 @@ from tool_router.policies.base import Decision, Evidence, LexicalMatcher
 class CDBv1Params(BaseModel):
     model_config = ConfigDict(extra='forbid')
     top_k: int = Field(10, ge=1, le=64, description='Neighbours retrieved for the request.')
-    max_distance: float = Field(1.40, gt=0, le=4, description='Keep tools whose record is at most this far.')
+    max_distance: float = Field(
+        1.40, gt=0, le=4, description='Keep tools whose record is at most this far.'
+    )
 
 
 class CDBv2Params(BaseModel):
@@ -39,11 +42,20 @@ class CDBv2Params(BaseModel):
 class CDBv3Params(BaseModel):
     model_config = ConfigDict(extra='forbid')
     top_k: int = Field(4, ge=1, le=64, description='Neighbours retrieved per fragment.')
-    sim_floor: float = Field(0.25, ge=-1, le=1, description='Similarity below which a hit adds no evidence.')
-    lexical_weight: float = Field(0.15, ge=0, le=5, description='Weight of lexical support (0..1) in a score.')
-    gap: float = Field(0.28, ge=0, le=1, description='Truncate at a drop larger than this (normalised score).')
-    gap_mode: str = Field('consecutive', pattern='^(consecutive|top)$',
-                          description='consecutive: drop between neighbours in the ranking; top: below best - gap.')
+    sim_floor: float = Field(
+        0.25, ge=-1, le=1, description='Similarity below which a hit adds no evidence.'
+    )
+    lexical_weight: float = Field(
+        0.15, ge=0, le=5, description='Weight of lexical support (0..1) in a score.'
+    )
+    gap: float = Field(
+        0.28, ge=0, le=1, description='Truncate at a drop larger than this (normalised score).'
+    )
+    gap_mode: str = Field(
+        'consecutive',
+        pattern='^(consecutive|top)$',
+        description='consecutive: drop between neighbours in the ranking; top: below best - gap.',
+    )
     max_tools: int = Field(8, ge=1, le=42, description='Maximum output size.')
 
 
@@ -69,10 +81,17 @@ class CDBv1:
         nearest = sorted(_per_tool_nearest(hits).items(), key=lambda kv: kv[1])
         kept = [(t, d) for t, d in nearest if d <= self.params.max_distance][:max_tools]
         return Decision(
-            self.name, [t for t, _ in kept], [round(1 - d / 2, 4) for _, d in kept], fragments=[text],
-            evidence={t: [Evidence('retrieval', text, 'tool record', round(d, 4))] for t, d in nearest},
-            candidates=[(t, 1 - d / 2) for t, d in nearest], abstained=not kept,
-            note='' if kept else f'no tool within distance {self.params.max_distance}')
+            self.name,
+            [t for t, _ in kept],
+            [round(1 - d / 2, 4) for _, d in kept],
+            fragments=[text],
+            evidence={
+                t: [Evidence('retrieval', text, 'tool record', round(d, 4))] for t, d in nearest
+            },
+            candidates=[(t, 1 - d / 2) for t, d in nearest],
+            abstained=not kept,
+            note='' if kept else f'no tool within distance {self.params.max_distance}',
+        )
 
 
 class CDBv2:
@@ -90,9 +109,15 @@ class CDBv2:
         d_min = nearest[0][1] if nearest else 0.0
         kept = [(t, d) for t, d in nearest if d <= d_min + self.params.margin][:max_tools]
         return Decision(
-            self.name, [t for t, _ in kept], [round(1 - d / 2, 4) for _, d in kept], fragments=[text],
-            evidence={t: [Evidence('retrieval', text, 'tool record', round(d, 4))] for t, d in nearest},
-            candidates=[(t, 1 - d / 2) for t, d in nearest])
+            self.name,
+            [t for t, _ in kept],
+            [round(1 - d / 2, 4) for _, d in kept],
+            fragments=[text],
+            evidence={
+                t: [Evidence('retrieval', text, 'tool record', round(d, 4))] for t, d in nearest
+            },
+            candidates=[(t, 1 - d / 2) for t, d in nearest],
+        )
 
 
 class CDBv3:
@@ -115,14 +140,24 @@ class CDBv3:
                 sim = 1 - d / 2
                 if sim > p.sim_floor:
                     score[tool] += sim - p.sim_floor
-                    evidence[tool].append(Evidence('retrieval', frag, 'tool record', round(sim, 4)))
+                    evidence[tool].append(
+                        Evidence('retrieval', frag, 'tool record', round(sim, 4))
+                    )
         for tool, (value, matched) in self.lexical.support(text).items():
             score[tool] += p.lexical_weight * value
             evidence[tool].append(Evidence('lexical', '', ' '.join(matched), round(value, 4)))
         ranked = sorted(score.items(), key=lambda kv: -kv[1])
         if not ranked or ranked[0][1] <= 0:
-            return Decision(self.name, [], [], frags, dict(evidence), ranked, abstained=True,
-                            note='no evidence above the similarity floor')
+            return Decision(
+                self.name,
+                [],
+                [],
+                frags,
+                dict(evidence),
+                ranked,
+                abstained=True,
+                note='no evidence above the similarity floor',
+            )
         top = ranked[0][1]
         norm = [(t, s / top) for t, s in ranked]
         kept = [norm[0]]
@@ -134,5 +169,11 @@ class CDBv3:
                 break
             kept.append((tool, s))
         kept = kept[:max_tools]
-        return Decision(self.name, [t for t, _ in kept], [round(s, 4) for _, s in kept], frags,
-                        dict(evidence), norm)
+        return Decision(
+            self.name,
+            [t for t, _ in kept],
+            [round(s, 4) for _, s in kept],
+            frags,
+            dict(evidence),
+            norm,
+        )

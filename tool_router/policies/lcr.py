@@ -33,6 +33,7 @@ per (request, tool) pair with a small calibrated scorer:
 Every selected tool carries its evidence, the clause that chose it and that
 clause's gating condition, for the executor's traces.
 """
+
 from __future__ import annotations
 
 import json
@@ -56,24 +57,24 @@ PRONOUN_START = re.compile(r"^(?:it|its|it's|that|this|they|those|these|there)\b
 
 FEATURES = (
     'bias',
-    'ex_max',            # best similarity of any non-negated clause to the tool's examples
-    'ex_full',           # similarity of the whole request to the tool's examples
-    'doc_max',           # best similarity of any non-negated clause to the tool's document
-    'cond_max',          # best similarity of a condition clause to the tool's condition phrases
-    'cond_sensor',       # cond_max if the tool is a sensor and the request has a condition clause
-    'top1_clause',       # tool is the best tool of some non-negated clause
-    'margin',            # best (tool score - best other tool score) over clauses
-    'rank_inv',          # best 1 / rank over clauses
-    'ex_second',         # second best clause similarity (evidence from two clauses)
-    'kw_hit',            # a keyword of the tool occurs in a non-negated clause
-    'kw_name_hit',       # a word of the tool's name occurs in the request
-    'neg_only',          # the tool's best evidence is in a negated clause
-    'neg_max',           # best similarity of a negated clause
+    'ex_max',  # best similarity of any non-negated clause to the tool's examples
+    'ex_full',  # similarity of the whole request to the tool's examples
+    'doc_max',  # best similarity of any non-negated clause to the tool's document
+    'cond_max',  # best similarity of a condition clause to the tool's condition phrases
+    'cond_sensor',  # cond_max if the tool is a sensor and the request has a condition clause
+    'top1_clause',  # tool is the best tool of some non-negated clause
+    'margin',  # best (tool score - best other tool score) over clauses
+    'rank_inv',  # best 1 / rank over clauses
+    'ex_second',  # second best clause similarity (evidence from two clauses)
+    'kw_hit',  # a keyword of the tool occurs in a non-negated clause
+    'kw_name_hit',  # a word of the tool's name occurs in the request
+    'neg_only',  # the tool's best evidence is in a negated clause
+    'neg_max',  # best similarity of a negated clause
     'is_sensor',
-    'n_clauses',         # number of clauses (compound requests)
-    'ex_max_sq',         # ex_max squared (sharpens the top of the scale)
-    'top1_x_ex',         # top1_clause * ex_max
-    'act_in_cond',       # an actuator whose best evidence is a condition clause ("once the mission ends")
+    'n_clauses',  # number of clauses (compound requests)
+    'ex_max_sq',  # ex_max squared (sharpens the top of the scale)
+    'top1_x_ex',  # top1_clause * ex_max
+    'act_in_cond',  # an actuator whose best evidence is a condition clause
 )
 
 
@@ -81,11 +82,18 @@ class LCRParams(BaseModel):
     """Constants of the learned clause router (thresholds are fitted, see ``tool-router fit``)."""
 
     model_config = ConfigDict(extra='forbid')
-    model_path: str = Field('', description="Fitted scorer (JSON); '' = the shipped config/lcr_model.json.")
-    threshold: float = Field(-1.0, ge=-1, le=1,
-                             description='Keep tools at or above this probability; -1 = the fitted value.')
-    clause_threshold: float = Field(-1.0, ge=-1, le=1,
-                                    description='Per-clause floor for a clause\'s best tool; -1 = fitted.')
+    model_path: str = Field(
+        '', description="Fitted scorer (JSON); '' = the shipped config/lcr_model.json."
+    )
+    threshold: float = Field(
+        -1.0,
+        ge=-1,
+        le=1,
+        description='Keep tools at or above this probability; -1 = the fitted value.',
+    )
+    clause_threshold: float = Field(
+        -1.0, ge=-1, le=1, description="Per-clause floor for a clause's best tool; -1 = fitted."
+    )
     max_tools: int = Field(8, ge=1, le=42, description='Maximum output size.')
 
 
@@ -94,17 +102,27 @@ class Variant:
     """A feature/decision variant, for ablations."""
 
     name: str
-    drop: tuple[str, ...] = ()      # features zeroed
-    per_clause: bool = True         # the per-clause rule
-    phrases: bool = True            # use example/condition records (else documents only)
+    drop: tuple[str, ...] = ()  # features zeroed
+    per_clause: bool = True  # the per-clause rule
+    phrases: bool = True  # use example/condition records (else documents only)
 
 
 VARIANTS = {
     'lcr': Variant('lcr'),
     'lcr_no_clause_rule': Variant('lcr_no_clause_rule', per_clause=False),
-    'lcr_no_phrases': Variant('lcr_no_phrases', drop=('ex_max', 'ex_full', 'cond_max', 'cond_sensor',
-                                                      'ex_second', 'ex_max_sq', 'top1_x_ex'),
-                              phrases=False),
+    'lcr_no_phrases': Variant(
+        'lcr_no_phrases',
+        drop=(
+            'ex_max',
+            'ex_full',
+            'cond_max',
+            'cond_sensor',
+            'ex_second',
+            'ex_max_sq',
+            'top1_x_ex',
+        ),
+        phrases=False,
+    ),
     'lcr_no_lexical': Variant('lcr_no_lexical', drop=('kw_hit', 'kw_name_hit')),
     'lcr_no_negation': Variant('lcr_no_negation', drop=('neg_only', 'neg_max')),
 }
@@ -131,18 +149,24 @@ class FeatureExtractor:
         self.name_words = [set(t.name.split('_')) for t in catalog]
         known = index.encoder.known_words() if hasattr(index.encoder, 'known_words') else ()
         self.speller = Speller.from_catalog(catalog, known)
-        self._kw_patterns = [re.compile(r'\b(?:' + '|'.join(re.escape(k) for k in kws) + r')\b')
-                             if kws else None for kws in self.keywords]
+        self._kw_patterns = [
+            re.compile(r'\b(?:' + '|'.join(re.escape(k) for k in kws) + r')\b') if kws else None
+            for kws in self.keywords
+        ]
 
     def _segments(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(record columns sorted by tool, segment starts, tool of each segment) for reduceat."""
         cols = np.flatnonzero(mask)
         cols = cols[np.argsort(self.phrase_tool[cols], kind='stable')]
         tools = self.phrase_tool[cols]
-        starts = np.flatnonzero(np.r_[True, tools[1:] != tools[:-1]]) if len(cols) else np.zeros(0, int)
+        starts = (
+            np.flatnonzero(np.r_[True, tools[1:] != tools[:-1]]) if len(cols) else np.zeros(0, int)
+        )
         return cols, starts, tools[starts] if len(cols) else np.zeros(0, int)
 
-    def _group_max(self, sims: np.ndarray, segments: tuple[np.ndarray, np.ndarray, np.ndarray]) -> np.ndarray:
+    def _group_max(
+        self, sims: np.ndarray, segments: tuple[np.ndarray, np.ndarray, np.ndarray]
+    ) -> np.ndarray:
         """Per fragment and tool: max similarity over that tool's records in ``segments``."""
         cols, starts, tools = segments
         out = np.full((sims.shape[0], len(self.names)), -1.0, dtype=np.float32)
@@ -153,19 +177,21 @@ class FeatureExtractor:
     def extract(self, text: str, variant: Variant = VARIANTS['lcr']) -> dict[str, Any]:
         full = self.speller.correct(normalise(text))
         clauses = split_clauses(full) or [Clause(0, full, 'action')]
-        # Condition clauses are embedded with their connective, as the condition phrases are written.
-        frag_texts = [full] + [f'{c.marker} {c.text}' if c.role == 'condition' else c.text for c in clauses]
+        # Condition clauses are embedded with their connective, like the condition phrases.
+        frag_texts = [full] + [
+            f'{c.marker} {c.text}' if c.role == 'condition' else c.text for c in clauses
+        ]
         extra_cond: list[tuple[int, str]] = []
         for k, c in enumerate(clauses):
             if c.role == 'condition' and PRONOUN_START.match(c.text) and k > 0:
                 extra_cond.append((k, f'{clauses[k - 1].text} {c.text}'))
         frag_texts += [t for _, t in extra_cond]
-        unique = list(dict.fromkeys(frag_texts))   # a one-clause request is its own full text
+        unique = list(dict.fromkeys(frag_texts))  # a one-clause request is its own full text
         unique_vecs = self.index.embed(unique)
         vecs = unique_vecs[[unique.index(t) for t in frag_texts]]
-        doc = vecs @ self.doc_vectors.T                               # (F, T)
+        doc = vecs @ self.doc_vectors.T  # (F, T)
         if variant.phrases:
-            sims = vecs @ self.phrase_vectors.T                       # (F, P)
+            sims = vecs @ self.phrase_vectors.T  # (F, P)
             ex = self._group_max(sims, self._ex_segments)
             cond = self._group_max(sims, self._cond_segments)
         else:
@@ -181,7 +207,7 @@ class FeatureExtractor:
             doc[1 + k] = np.maximum(doc[1 + k], doc[row])
         negated = np.array([c.negated for c in clauses], dtype=bool)
         is_cond = np.array([c.role == 'condition' for c in clauses], dtype=bool)
-        clause_score = np.maximum(ex[clause_rows], doc[clause_rows])       # (C, T)
+        clause_score = np.maximum(ex[clause_rows], doc[clause_rows])  # (C, T)
         if is_cond.any():
             clause_score[is_cond] = np.maximum(clause_score[is_cond], cond[clause_rows][is_cond])
         pos = ~negated
@@ -197,8 +223,11 @@ class FeatureExtractor:
             ranks = np.empty_like(order)
             rows = np.arange(cs.shape[0])[:, None]
             ranks[rows, order] = np.arange(T)[None, :]
-            best_other = np.where(order[:, :1] == np.arange(T)[None, :],
-                                  cs[rows, order[:, 1:2]], cs[rows, order[:, :1]])
+            best_other = np.where(
+                order[:, :1] == np.arange(T)[None, :],
+                cs[rows, order[:, 1:2]],
+                cs[rows, order[:, :1]],
+            )
             F[:, f['margin']] = (cs - best_other).max(axis=0)
             F[:, f['rank_inv']] = (1.0 / (1.0 + ranks)).max(axis=0)
             F[:, f['top1_clause']] = (ranks == 0).any(axis=0)
@@ -206,7 +235,11 @@ class FeatureExtractor:
             F[:, f['ex_second']] = srt[-2] if cs.shape[0] > 1 else 0.0
         F[:, f['ex_full']] = ex[0]
         if is_cond.any():
-            cmax = cond[clause_rows][is_cond & pos].max(axis=0) if (is_cond & pos).any() else np.zeros(T)
+            cmax = (
+                cond[clause_rows][is_cond & pos].max(axis=0)
+                if (is_cond & pos).any()
+                else np.zeros(T)
+            )
             F[:, f['cond_max']] = np.maximum(cmax, 0)
             F[:, f['cond_sensor']] = F[:, f['cond_max']] * self.is_sensor
         if negated.any():
@@ -231,9 +264,18 @@ class FeatureExtractor:
         for name in variant.drop:
             F[:, f[name]] = 0.0
         best_clause = clause_score.argmax(axis=0)  # per tool: its strongest clause
-        return {'X': F, 'clauses': clauses, 'fragments': frag_texts, 'clause_score': clause_score,
-                'negated': negated, 'best_clause': best_clause, 'kw_hits': kw_hits, 'ex': ex, 'doc': doc,
-                'cond': cond}
+        return {
+            'X': F,
+            'clauses': clauses,
+            'fragments': frag_texts,
+            'clause_score': clause_score,
+            'negated': negated,
+            'best_clause': best_clause,
+            'kw_hits': kw_hits,
+            'ex': ex,
+            'doc': doc,
+            'cond': cond,
+        }
 
 
 class ScorerModel(BaseModel):
@@ -247,8 +289,12 @@ class ScorerModel(BaseModel):
     weights: list[float]
     threshold: float
     clause_threshold: float
-    trained_on: str = Field('', description='Dataset the model was fitted on (never a test split).')
-    cv_macro_composite: float = Field(0.0, description='Cross-validated dev score at the chosen thresholds.')
+    trained_on: str = Field(
+        '', description='Dataset the model was fitted on (never a test split).'
+    )
+    cv_macro_composite: float = Field(
+        0.0, description='Cross-validated dev score at the chosen thresholds.'
+    )
 
     def probabilities(self, X: np.ndarray) -> np.ndarray:
         z = ((X - np.asarray(self.mean)) / np.asarray(self.scale)) @ np.asarray(self.weights)
@@ -261,19 +307,32 @@ def load_models(path: str | Path = '') -> dict[str, ScorerModel]:
         raw = json.loads(Path(path).read_text(encoding='utf-8'))
         models = {k: ScorerModel.model_validate(v) for k, v in raw['variants'].items()}
     except FileNotFoundError:
-        raise ConfigError('fitted scorer not found', where=str(path),
-                          hint='run `tool-router fit --dataset benchmarks/data/dev.jsonl`') from None
+        raise ConfigError(
+            'fitted scorer not found',
+            where=str(path),
+            hint='run `tool-router fit --dataset benchmarks/data/dev.jsonl`',
+        ) from None
     except Exception as exc:  # noqa: BLE001 - JSON or validation errors
         raise ConfigError(f'invalid fitted scorer: {exc}', where=str(path)) from None
     for name, model in models.items():
         if list(model.features) != list(FEATURES):
-            raise ConfigError(f'scorer {name!r} was fitted with other features', where=str(path),
-                              hint='re-run `tool-router fit`')
+            raise ConfigError(
+                f'scorer {name!r} was fitted with other features',
+                where=str(path),
+                hint='re-run `tool-router fit`',
+            )
     return models
 
 
-def decide(probs: np.ndarray, feats: dict[str, Any], names: Sequence[str], threshold: float,
-           clause_threshold: float, per_clause: bool, max_tools: int) -> list[int]:
+def decide(
+    probs: np.ndarray,
+    feats: dict[str, Any],
+    names: Sequence[str],
+    threshold: float,
+    clause_threshold: float,
+    per_clause: bool,
+    max_tools: int,
+) -> list[int]:
     """Indices of the kept tools, best first."""
     keep = set(np.flatnonzero(probs >= threshold).tolist())
     if keep and per_clause:
@@ -290,8 +349,13 @@ def decide(probs: np.ndarray, feats: dict[str, Any], names: Sequence[str], thres
 class LearnedClauseRouter:
     """The default policy (see the module docstring)."""
 
-    def __init__(self, index: CatalogIndex, params: LCRParams | None = None, variant: str = 'lcr',
-                 extractor: FeatureExtractor | None = None) -> None:
+    def __init__(
+        self,
+        index: CatalogIndex,
+        params: LCRParams | None = None,
+        variant: str = 'lcr',
+        extractor: FeatureExtractor | None = None,
+    ) -> None:
         self.name = variant
         self.params = params or LCRParams()
         self.variant = VARIANTS[variant]
@@ -300,16 +364,28 @@ class LearnedClauseRouter:
             raise ConfigError(f'no fitted scorer for {variant!r}', hint='re-run `tool-router fit`')
         self.model = models[variant]
         self.extractor = extractor or FeatureExtractor(index)
-        self.threshold = self.params.threshold if self.params.threshold >= 0 else self.model.threshold
-        self.clause_threshold = (self.params.clause_threshold if self.params.clause_threshold >= 0
-                                 else self.model.clause_threshold)
+        self.threshold = (
+            self.params.threshold if self.params.threshold >= 0 else self.model.threshold
+        )
+        self.clause_threshold = (
+            self.params.clause_threshold
+            if self.params.clause_threshold >= 0
+            else self.model.clause_threshold
+        )
 
     def route(self, text: str, max_tools: int) -> Decision:
         feats = self.extractor.extract(text, self.variant)
         probs = self.model.probabilities(feats['X'])
         names = self.extractor.names
-        kept = decide(probs, feats, names, self.threshold, self.clause_threshold, self.variant.per_clause,
-                      min(max_tools, self.params.max_tools))
+        kept = decide(
+            probs,
+            feats,
+            names,
+            self.threshold,
+            self.clause_threshold,
+            self.variant.per_clause,
+            min(max_tools, self.params.max_tools),
+        )
         order = np.argsort(-probs)
         clauses: list[Clause] = feats['clauses']
         evidence: dict[str, list[Evidence]] = {}
@@ -320,19 +396,36 @@ class LearnedClauseRouter:
             clause = clauses[k]
             name = names[j]
             clause_index[name] = clause.index
-            conditions[name] = clause.condition  # an action gated by a condition; sensors stay ungated
-            evidence[name] = [Evidence('model', clause.text, f'p={probs[j]:.3f}', round(float(probs[j]), 4)),
-                              Evidence('retrieval', clause.text, 'clause similarity',
-                                       round(float(feats['clause_score'][k, j]), 4))]
+            conditions[name] = (
+                clause.condition
+            )  # an action gated by a condition; sensors stay ungated
+            evidence[name] = [
+                Evidence('model', clause.text, f'p={probs[j]:.3f}', round(float(probs[j]), 4)),
+                Evidence(
+                    'retrieval',
+                    clause.text,
+                    'clause similarity',
+                    round(float(feats['clause_score'][k, j]), 4),
+                ),
+            ]
             if feats['kw_hits'][j]:
-                evidence[name].append(Evidence('lexical', '', ' '.join(sorted(set(feats['kw_hits'][j]))), 1.0))
+                evidence[name].append(
+                    Evidence('lexical', '', ' '.join(sorted(set(feats['kw_hits'][j]))), 1.0)
+                )
         top = float(probs[order[0]])
         # Confidence: how far the decision is from its thresholds (1 = clear-cut).
         margins = [abs(float(p) - self.threshold) for p in probs[order[:10]]]
         confidence = float(min(1.0, 2 * min(margins))) if margins else 1.0
         return Decision(
-            self.name, [names[j] for j in kept], [round(float(probs[j]), 4) for j in kept],
-            fragments=feats['fragments'], evidence=evidence,
-            candidates=[(names[j], float(probs[j])) for j in order[:12]], confidence=confidence,
-            abstained=not kept, note='' if kept else f'no tool above p={self.threshold:.2f} (best {top:.2f})',
-            clause_index=clause_index, conditions={k: v for k, v in conditions.items() if v})
+            self.name,
+            [names[j] for j in kept],
+            [round(float(probs[j]), 4) for j in kept],
+            fragments=feats['fragments'],
+            evidence=evidence,
+            candidates=[(names[j], float(probs[j])) for j in order[:12]],
+            confidence=confidence,
+            abstained=not kept,
+            note='' if kept else f'no tool above p={self.threshold:.2f} (best {top:.2f})',
+            clause_index=clause_index,
+            conditions={k: v for k, v in conditions.items() if v},
+        )
