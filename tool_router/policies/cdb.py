@@ -29,7 +29,7 @@ class CDBv1Params(BaseModel):
     model_config = ConfigDict(extra='forbid')
     top_k: int = Field(10, ge=1, le=64, description='Neighbours retrieved for the request.')
     max_distance: float = Field(
-        1.40, gt=0, le=4, description='Keep tools whose record is at most this far.'
+        1.60, gt=0, le=4, description='Keep tools whose record is at most this far.'
     )
 
 
