@@ -146,6 +146,13 @@ class Router:
                 f'unknown default policy {self.config.policy!r}', hint=self.policy_hint()
             )
         self.policy(self.config.policy)  # build the default policy now, not on the first request
+        if self.config.blas_threads:
+            # After the model is loaded, so that its BLAS libraries are covered too.
+            # Process-wide by design: see RouterConfig.blas_threads.
+            from threadpoolctl import threadpool_limits
+
+            # Keep the limiter: threadpoolctl restores the old limits when it is collected.
+            self._blas_limit = threadpool_limits(limits=self.config.blas_threads, user_api='blas')
 
     def _open_index(self, encoder: Encoder) -> CatalogIndex:
         c = self.config
