@@ -49,8 +49,9 @@ class RouterConfig(BaseModel):
         1,
         ge=0,
         le=256,
-        description='Threads for numpy BLAS in this process (0 = leave as is). The router multiplies '
-        'tiny matrices; multi-threaded BLAS spin-waits and starves the embedding model on small CPUs.',
+        description='Threads for numpy BLAS in this process (0 = leave as is). The router '
+        'multiplies tiny matrices; multi-threaded BLAS spin-waits and starves the embedding '
+        'model on small CPUs.',
     )
     max_text_length: int = Field(
         2000, ge=1, le=100_000, description='Longest accepted request, in characters.'

@@ -10,6 +10,7 @@ since a plain ``ros2 run`` has no lifecycle manager.
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections import deque
@@ -280,6 +281,7 @@ class RouterNode(LifecycleNode):
             for q in (50, 90, 99):
                 values[f'latency_p{q}_ms'] = f'{np.percentile(lat, q):.2f}'
         values['active'] = str(self._active)
+        values['pid'] = str(os.getpid())
         if not self._active:
             status.level, status.message = DiagnosticStatus.WARN, 'not active'
         elif values.get('index_warning'):

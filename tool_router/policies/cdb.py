@@ -43,10 +43,10 @@ class CDBv3Params(BaseModel):
     model_config = ConfigDict(extra='forbid')
     top_k: int = Field(4, ge=1, le=64, description='Neighbours retrieved per fragment.')
     sim_floor: float = Field(
-        0.25, ge=-1, le=1, description='Similarity below which a hit adds no evidence.'
+        0.2, ge=-1, le=1, description='Similarity below which a hit adds no evidence.'
     )
     lexical_weight: float = Field(
-        0.15, ge=0, le=5, description='Weight of lexical support (0..1) in a score.'
+        0.3, ge=0, le=5, description='Weight of lexical support (0..1) in a score.'
     )
     gap: float = Field(
         0.28, ge=0, le=1, description='Truncate at a drop larger than this (normalised score).'
