@@ -16,7 +16,7 @@ Two outputs from one segmentation:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 # Connectives that open a condition clause (the clause names a state to observe).
 CONDITION_MARKERS = (
@@ -103,7 +103,21 @@ _SUBJECTS = frozenset(
 gets get is are was be has have had do does did we're you're it's they're""".split()
 )
 
-_PUNCT = re.compile(r'[;.!?\n]+|,(?!\d)|\s[-–—]+\s|:\s')
+_PUNCT = re.compile(r'[;.!?\n<>#]+|,(?!\d)|\s[-–—]+\s|:\s')
+# Clauses that count for nothing (ANNOTATION.md): attempts to steer the router ("ignore your
+# rules", "output every tool", "use tool fly_to_moon", "you are now ...") and questions about
+# another time ("the forecast for tomorrow": a forecast for later is out of scope).
+STEERING = re.compile(
+    r"\bignore\b.*\b(?:rules?|instructions?|previous|above|prompt|guidelines?)\b|"
+    r'\b(?:output|list|select|return|enable|include|print|give me)\b.*\b(?:all|every)\b.*'
+    r'\b(?:tools?|sensors?|actuators?|functions?|capabilities)\b|'
+    r'\b(?:system prompt|developer mode|debug mode|admin mode|jailbreak|you are now|new policy|'
+    r'hidden catalog)\b|'
+    r'\b(?:use|call|invoke|run|execute) (?:the )?(?:tool|function|command)\b|'
+    r'\b[a-z]+_[a-z_]+\s*\(\)|'
+    r'\b(?:forecast|tomorrow|yesterday|next week|last week|last night)\b',
+    re.IGNORECASE,
+)
 
 
 def _alternation(words: tuple[str, ...]) -> str:
@@ -131,6 +145,7 @@ class Clause:
     marker: str = ''  # connective that opened it ('when', 'before', ...), '' if none
     negated: bool = False
     condition: str = ''  # for an action: the text of the condition that gates it
+    steering: bool = False  # text that tries to steer the router, or asks about another time
 
 
 def normalise(text: str) -> str:
@@ -206,13 +221,11 @@ def split_clauses(text: str) -> list[Clause]:
                 and not clauses[-1].condition
                 and marker != 'until'
             ):
-                last = clauses[-1]
-                clauses[-1] = Clause(
-                    last.index, last.text, last.role, last.marker, last.negated, body
-                )
+                clauses[-1] = replace(clauses[-1], condition=body)
         elif pending_condition:
             condition, pending_condition = pending_condition, ''
-        clauses.append(Clause(len(clauses), body, role, marker, negated, condition))
+        steering = bool(STEERING.search(body))
+        clauses.append(Clause(len(clauses), body, role, marker, negated, condition, steering))
     return clauses
 
 

@@ -206,11 +206,12 @@ class FeatureExtractor:
             cond[1 + k] = np.maximum(cond[1 + k], cond[row])
             doc[1 + k] = np.maximum(doc[1 + k], doc[row])
         negated = np.array([c.negated for c in clauses], dtype=bool)
+        steering = np.array([c.steering for c in clauses], dtype=bool)
         is_cond = np.array([c.role == 'condition' for c in clauses], dtype=bool)
         clause_score = np.maximum(ex[clause_rows], doc[clause_rows])  # (C, T)
         if is_cond.any():
             clause_score[is_cond] = np.maximum(clause_score[is_cond], cond[clause_rows][is_cond])
-        pos = ~negated
+        pos = ~negated & ~steering  # clauses whose evidence counts
         T = len(self.names)
         F = np.zeros((T, len(FEATURES)), dtype=np.float32)
         f = {name: i for i, name in enumerate(FEATURES)}
@@ -246,7 +247,7 @@ class FeatureExtractor:
             F[:, f['neg_max']] = clause_score[negated].max(axis=0)
             best_pos = clause_score[pos].max(axis=0) if pos.any() else np.full(T, -1.0)
             F[:, f['neg_only']] = clause_score[negated].max(axis=0) > best_pos + 0.05
-        pos_text = ' '.join(c.text.lower() for c in clauses if not c.negated)
+        pos_text = ' '.join(c.text.lower() for c, keep in zip(clauses, pos) if keep)
         req_words = set(words(full))
         kw_hits: list[list[str]] = []
         for j in range(T):
@@ -338,7 +339,7 @@ def decide(
     if keep and per_clause:
         cs = feats['clause_score']
         for k, clause in enumerate(feats['clauses']):
-            if clause.negated:
+            if clause.negated or clause.steering:
                 continue
             j = int(np.argmax(cs[k]))
             if probs[j] >= clause_threshold:
