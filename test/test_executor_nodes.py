@@ -108,7 +108,10 @@ class RosPeer:
 def read_records(directory: Path) -> list[dict]:
     out = []
     for path in sorted(Path(directory).glob('*.jsonl')):
-        out += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        # A writer may be mid-line while we poll: only complete lines count here (the strict
+        # check of every line is read_traces, after the writer has stopped).
+        lines = path.read_text().splitlines(keepends=True)
+        out += [json.loads(line) for line in lines if line.strip() and line.endswith('\n')]
     return out
 
 
