@@ -177,6 +177,20 @@ def sim_state(rig) -> dict:
     return json.loads(box[-1].data)
 
 
+def settled_commands(rig, quiet_s: float = 1.0, timeout_s: float = 15.0) -> int:
+    """The sim's command count once no command has arrived for ``quiet_s`` (earlier tests'
+    dispatches may still be landing on a loaded machine)."""
+    last, since, start = sim_state(rig)['commands'], time.monotonic(), time.monotonic()
+    while time.monotonic() - start < timeout_s:
+        time.sleep(0.1)
+        now = sim_state(rig)['commands']
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet_s:
+            break
+    return last
+
+
 def fresh_sim_state(rig, after: float) -> dict:
     """A state message published after ``after`` (monotonic), i.e. after a command."""
     box = rig['peer'].messages['/sim/state']
@@ -303,7 +317,7 @@ def test_conditional_tool_recorded_not_executed(rig):
 
 def test_shadow_mode_executes_nothing_but_traces_everything(rig):
     peer = rig['peer']
-    before = sim_state(rig)['commands']
+    before = settled_commands(rig)
     tools = ['arm_motors', 'takeoff', 'rgb_camera', 'emergency_stop']
     rid = peer.select('/test/selected_b', tools)
     rec = wait_record(rig['b'], rid)

@@ -62,6 +62,8 @@ for _variant in (
     'lcr_no_phrases',
     'lcr_no_lexical',
     'lcr_no_negation',
+    'lcr_no_spelling',
+    'lcr_no_steering',
 ):
     POLICIES[_variant] = _lcr_factory(_variant)
 POLICIES['llm'] = _llm_policy

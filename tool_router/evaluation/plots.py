@@ -36,21 +36,26 @@ def composite_by_level(report: Any, path: Path) -> Path:
     groups = [*LEVELS, 'macro']
     x = np.arange(len(groups))
     width = 0.8 / max(1, len(names))
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig, ax = plt.subplots(figsize=(8 + 0.5 * max(0, len(names) - 3), 5))
     for i, (name, color) in enumerate(zip(names, _colors(len(names)))):
         p = report.policies[name]
         vals = [p.levels[lv].composite if lv in p.levels else 0.0 for lv in LEVELS]
         vals.append(p.macro.composite)
         bars = ax.bar(x + (i - (len(names) - 1) / 2) * width, vals, width, label=name, color=color)
-        ax.bar_label(bars, fmt='%.2f', fontsize=8, padding=2)
+        # Many policies: vertical labels inside the bars, so that neighbours do not overlap.
+        if len(names) <= 4:
+            ax.bar_label(bars, fmt='%.2f', fontsize=8, padding=2)
+        else:
+            ax.bar_label(bars, fmt='%.2f', fontsize=7, padding=-24, rotation=90, color='white')
     n = report.dataset.levels
     ax.set_xticks(x, [f'{g}\n(n={n.get(g, 0)})' if g in n else 'macro\n(mean of levels)'
                       for g in groups])
-    ax.set_ylim(0, 1.1)
+    ax.set_ylim(0, 1.05)
     ax.set_ylabel('composite (0.5 C + 0.25 Pr + 0.25 EM)')
     ax.set_title('Composite score per request level')
     ax.axvline(len(LEVELS) - 0.5, color='grey', lw=0.8, ls=':')
-    ax.legend(title='policy', loc='upper right', ncols=len(names), fontsize=8)
+    ax.legend(title='policy', loc='upper center', bbox_to_anchor=(0.5, -0.14),
+              ncols=min(len(names), 4), fontsize=8, frameon=False)
     ax.grid(axis='y', alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -63,7 +68,8 @@ def completeness_precision(records: Sequence[RequestRecord], path: Path) -> Path
     plt = _plt()
     names = _policies(records)
     colors = _colors(len(names))
-    fig, axes = plt.subplots(2, len(LEVELS), figsize=(4 * len(LEVELS), 6.5), sharey=True)
+    fig, axes = plt.subplots(2, len(LEVELS), figsize=(4 * len(LEVELS), 6.5 + 0.2 * len(names)),
+                             sharey=True)
     rng = np.random.default_rng(0)
     for row, metric in enumerate(('completeness', 'precision')):
         for col, level in enumerate(LEVELS):
@@ -82,7 +88,10 @@ def completeness_precision(records: Sequence[RequestRecord], path: Path) -> Path
                 ax.scatter(pos[i] + rng.uniform(-0.18, 0.18, len(vals)),
                            np.asarray(vals) + rng.uniform(-0.02, 0.02, len(vals)),
                            s=6, color=color, alpha=0.5)
-            ax.set_xticks(pos, names)
+            if len(names) > 4:  # long names side by side would overlap
+                ax.set_xticks(pos, names, rotation=45, ha='right', fontsize=8)
+            else:
+                ax.set_xticks(pos, names)
             ax.set_ylim(-0.08, 1.08)
             ax.grid(axis='y', alpha=0.3)
             if row == 0:

@@ -105,6 +105,8 @@ class Variant:
     drop: tuple[str, ...] = ()  # features zeroed
     per_clause: bool = True  # the per-clause rule
     phrases: bool = True  # use example/condition records (else documents only)
+    spelling: bool = True  # repair typos before segmentation
+    steering: bool = True  # ignore clauses that try to steer the router
 
 
 VARIANTS = {
@@ -125,6 +127,8 @@ VARIANTS = {
     ),
     'lcr_no_lexical': Variant('lcr_no_lexical', drop=('kw_hit', 'kw_name_hit')),
     'lcr_no_negation': Variant('lcr_no_negation', drop=('neg_only', 'neg_max')),
+    'lcr_no_spelling': Variant('lcr_no_spelling', spelling=False),
+    'lcr_no_steering': Variant('lcr_no_steering', steering=False),
 }
 
 
@@ -175,7 +179,9 @@ class FeatureExtractor:
         return out
 
     def extract(self, text: str, variant: Variant = VARIANTS['lcr']) -> dict[str, Any]:
-        full = self.speller.correct(normalise(text))
+        full = normalise(text)
+        if variant.spelling:
+            full = self.speller.correct(full)
         clauses = split_clauses(full) or [Clause(0, full, 'action')]
         # Condition clauses are embedded with their connective, like the condition phrases.
         frag_texts = [full] + [
@@ -206,7 +212,7 @@ class FeatureExtractor:
             cond[1 + k] = np.maximum(cond[1 + k], cond[row])
             doc[1 + k] = np.maximum(doc[1 + k], doc[row])
         negated = np.array([c.negated for c in clauses], dtype=bool)
-        steering = np.array([c.steering for c in clauses], dtype=bool)
+        steering = np.array([c.steering and variant.steering for c in clauses], dtype=bool)
         is_cond = np.array([c.role == 'condition' for c in clauses], dtype=bool)
         clause_score = np.maximum(ex[clause_rows], doc[clause_rows])  # (C, T)
         if is_cond.any():
@@ -271,6 +277,7 @@ class FeatureExtractor:
             'fragments': frag_texts,
             'clause_score': clause_score,
             'negated': negated,
+            'excluded': ~pos,
             'best_clause': best_clause,
             'kw_hits': kw_hits,
             'ex': ex,
@@ -339,7 +346,8 @@ def decide(
     if keep and per_clause:
         cs = feats['clause_score']
         for k, clause in enumerate(feats['clauses']):
-            if clause.negated or clause.steering:
+            excluded = feats['excluded'][k] if 'excluded' in feats else clause.negated
+            if excluded:
                 continue
             j = int(np.argmax(cs[k]))
             if probs[j] >= clause_threshold:
