@@ -1,0 +1,37 @@
+"""The embedding interface: the shipped model offline, device choice, clear errors."""
+import numpy as np
+import pytest
+import torch
+
+from tool_router.embeddings import SentenceTransformerEncoder, resolve_device, resolve_model
+from tool_router.errors import ConfigError
+
+
+def test_default_model_resolves_to_the_shipped_weights():
+    path = resolve_model('all-MiniLM-L6-v2')
+    assert path.endswith('model') and resolve_model('') == path
+    assert resolve_model('/some/local/model') == '/some/local/model'
+
+
+def test_auto_device_follows_cuda_availability():
+    assert resolve_device('auto') == ('cuda' if torch.cuda.is_available() else 'cpu')
+    assert resolve_device('cpu') == 'cpu'
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason='checks the error without a GPU')
+def test_cuda_without_a_gpu_is_a_clear_error():
+    with pytest.raises(ConfigError, match='CUDA is not available'):
+        resolve_device('cuda')
+
+
+def test_unknown_model_is_a_clear_error_and_nothing_is_downloaded(tmp_path):
+    with pytest.raises(ConfigError, match='cannot load embedding model'):
+        SentenceTransformerEncoder(str(tmp_path / 'no-such-model'), 'cpu')
+
+
+def test_vectors_are_unit_length_and_batch_shaped(encoder):
+    vectors = encoder.encode(['land the drone', 'take a photo', ''])
+    assert vectors.shape == (3, 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors[:2], axis=1), 1.0, atol=1e-5)
+    assert encoder.encode([]).shape == (0, 384)
+    assert 'battery' in encoder.known_words()
