@@ -14,18 +14,8 @@ from pathlib import Path
 
 import pytest
 from procs import NodeProcess, wait_until
+from test_executor_logic import PERMS  # one permissions fixture for both modules
 
-PERMS = """version: 1
-defaults:
-  none: allow
-  motion: allow
-  payload: allow
-  critical: confirm
-tools:
-  speaker_broadcast: deny
-rate_limits:
-  weather_sensor: {max_calls: 2, window_s: 60}
-"""
 CONFIRM_TIMEOUT_S = 2.5
 CALL_TIMEOUT_S = 3.0  # generous: a loaded 2-core CI machine answers the first call slowly
 

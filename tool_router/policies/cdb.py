@@ -67,19 +67,23 @@ def _per_tool_nearest(hits) -> dict[str, float]:
     return best
 
 
-class CDBv1:
-    """Fixed distance threshold on the single-query nearest neighbours."""
+class _SingleQuery:
+    """One query (the whole request); subclasses choose which nearest tools to keep."""
 
-    name = 'cdbv1'
+    name = ''
+    params: CDBv1Params | CDBv2Params
 
-    def __init__(self, index: CatalogIndex, params: CDBv1Params | None = None) -> None:
-        self.index, self.params = index, params or CDBv1Params()
+    def __init__(self, index: CatalogIndex, params: CDBv1Params | CDBv2Params) -> None:
+        self.index, self.params = index, params
+
+    def keep(self, nearest: list[tuple[str, float]]) -> list[tuple[str, float]]:
+        raise NotImplementedError
 
     def route(self, text: str, max_tools: int) -> Decision:
         text = normalise(text)
         hits = self.index.query(self.index.embed([text]), self.params.top_k)[0]
         nearest = sorted(_per_tool_nearest(hits).items(), key=lambda kv: kv[1])
-        kept = [(t, d) for t, d in nearest if d <= self.params.max_distance][:max_tools]
+        kept = self.keep(nearest)[:max_tools]
         return Decision(
             self.name,
             [t for t, _ in kept],
@@ -90,34 +94,33 @@ class CDBv1:
             },
             candidates=[(t, 1 - d / 2) for t, d in nearest],
             abstained=not kept,
-            note='' if kept else f'no tool within distance {self.params.max_distance}',
+            note='' if kept else 'no tool close enough',
         )
 
 
-class CDBv2:
+class CDBv1(_SingleQuery):
+    """Fixed distance threshold on the single-query nearest neighbours."""
+
+    name = 'cdbv1'
+
+    def __init__(self, index: CatalogIndex, params: CDBv1Params | None = None) -> None:
+        super().__init__(index, params or CDBv1Params())
+
+    def keep(self, nearest: list[tuple[str, float]]) -> list[tuple[str, float]]:
+        return [(t, d) for t, d in nearest if d <= self.params.max_distance]
+
+
+class CDBv2(_SingleQuery):
     """Threshold relative to the nearest result."""
 
     name = 'cdbv2'
 
     def __init__(self, index: CatalogIndex, params: CDBv2Params | None = None) -> None:
-        self.index, self.params = index, params or CDBv2Params()
+        super().__init__(index, params or CDBv2Params())
 
-    def route(self, text: str, max_tools: int) -> Decision:
-        text = normalise(text)
-        hits = self.index.query(self.index.embed([text]), self.params.top_k)[0]
-        nearest = sorted(_per_tool_nearest(hits).items(), key=lambda kv: kv[1])
+    def keep(self, nearest: list[tuple[str, float]]) -> list[tuple[str, float]]:
         d_min = nearest[0][1] if nearest else 0.0
-        kept = [(t, d) for t, d in nearest if d <= d_min + self.params.margin][:max_tools]
-        return Decision(
-            self.name,
-            [t for t, _ in kept],
-            [round(1 - d / 2, 4) for _, d in kept],
-            fragments=[text],
-            evidence={
-                t: [Evidence('retrieval', text, 'tool record', round(d, 4))] for t, d in nearest
-            },
-            candidates=[(t, 1 - d / 2) for t, d in nearest],
-        )
+        return [(t, d) for t, d in nearest if d <= d_min + self.params.margin]
 
 
 class CDBv3:
