@@ -22,7 +22,10 @@ COMMAND_MODULES = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog='tool-router', description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog='tool-router',
+        description='Route natural-language UAV requests to an allowlisted tool catalog.',
+    )
     sub = parser.add_subparsers(dest='command', required=True, metavar='COMMAND')
     for name in COMMAND_MODULES:
         try:
