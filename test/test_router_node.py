@@ -141,3 +141,37 @@ def test_bad_catalog_refuses_to_start(tmp_path):
     proc.stop()
     assert proc.proc.returncode != 0
     assert 'risk' in proc.output and 'not serving' in proc.output
+
+
+def set_params(ros, **values):
+    from rcl_interfaces.msg import Parameter as ParamMsg
+    from rcl_interfaces.srv import SetParameters
+    from rclpy.parameter import Parameter
+
+    client = ros['node'].create_client(SetParameters, '/router_node/set_parameters')
+    assert client.wait_for_service(timeout_sec=10)
+    params = [
+        Parameter(k.replace('__', '.'), value=v).to_parameter_msg() for k, v in values.items()
+    ]
+    assert all(isinstance(p, ParamMsg) for p in params)
+    future = client.call_async(SetParameters.Request(parameters=params))
+    assert wait_until(future.done, 10)
+    ros['node'].destroy_client(client)
+    return future.result().results
+
+
+def test_runtime_parameter_changes_are_validated(ros):
+    (bad_gap,) = set_params(ros, cdbv3__gap=5.0)
+    assert not bad_gap.successful and bad_gap.reason.startswith('cdbv3.gap:')
+    (bad_policy,) = set_params(ros, policy='no_such_policy')
+    assert not bad_policy.successful and 'unknown policy' in bad_policy.reason
+    (reload,) = set_params(ros, model='another-model')
+    assert not reload.successful and 'reload' in reload.reason
+    (ok,) = set_params(ros, policy='cdbv2')
+    assert ok.successful
+    try:
+        assert call(ros, 'land the drone').policy == 'cdbv2'
+    finally:
+        (back,) = set_params(ros, policy='lcr')
+        assert back.successful
+    assert call(ros, 'land the drone').policy == 'lcr'

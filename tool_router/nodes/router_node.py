@@ -197,9 +197,9 @@ class RouterNode(LifecycleNode):
         try:
             new = RouterConfig.model_validate(merged)
         except pydantic.ValidationError as exc:
-            return SetParametersResult(
-                successful=False, reason=str(exc).splitlines()[0:3][-1].strip()
-            )
+            first = exc.errors()[0]
+            field = '.'.join(str(part) for part in first['loc'])
+            return SetParametersResult(successful=False, reason=f"{field}: {first['msg']}")
         if self.router is not None:
             if new.policy not in POLICIES:
                 return SetParametersResult(
