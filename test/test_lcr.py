@@ -100,6 +100,7 @@ def test_typo_repair_uses_catalog_words_and_protects_real_words(catalog, encoder
     )
     assert speller.correct('hover over the sheep') == 'hover over the sheep'
     assert speller.correct('go to waypoint 4B at 12:30') == 'go to waypoint 4B at 12:30'
+    assert speller.correct('chk batt n alt') == 'check battery and altitude'
 
 
 def test_fit_refuses_the_test_split(router, tmp_path):

@@ -115,6 +115,11 @@ STEERING = re.compile(
     r'hidden catalog)\b|'
     r'\b(?:use|call|invoke|run|execute) (?:the )?(?:tool|function|command)\b|'
     r'\b[a-z]+_[a-z_]+\s*\(\)|'
+    # orders about the router's output, and bare tool identifiers ("select emergency_stop")
+    r'\byou (?:must|have to|are required to) (?:select|choose|pick|output|return|call)\b|'
+    r'\b(?:select|choose|pick|output|return|call|invoke) [a-z]+_[a-z_]+\b|'
+    r'^\s*[a-z]+_[a-z_]+\s*$|'
+    r'\bsystem (?:override|message|prompt|instruction)|'
     r'\b(?:forecast|tomorrow|yesterday|next week|last week|last night)\b',
     re.IGNORECASE,
 )

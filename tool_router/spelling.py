@@ -1,4 +1,5 @@
-"""Typo repair against the catalog's own vocabulary ("thermel" -> "thermal", "tkae" -> "take").
+"""Typo repair against the catalog's own vocabulary ("thermel" -> "thermal", "tkae" -> "take"),
+after expanding common operator shorthand ("batt", "alt", "hdg", "rth").
 
 A symmetric-delete speller (the SymSpell idea, edit distance 1 including
 adjacent transpositions): every vocabulary word and every word with one letter
@@ -29,6 +30,17 @@ about after again also around back before being below above between come down fr
 more most much need over please right should some take than that very want will would could every
 other these those under until once unless check make keep give find show tell turn start stop look
 going getting here near close away still ready""".split()
+
+
+# Operator shorthand, expanded before typo repair ("chk batt" -> "check battery").
+SHORTHAND = {
+    'batt': 'battery', 'bat': 'battery', 'alt': 'altitude', 'chk': 'check', 'hdg': 'heading',
+    'spd': 'speed', 'pic': 'picture', 'pics': 'pictures', 'vid': 'video', 'cam': 'camera',
+    'temp': 'temperature', 'pos': 'position', 'wp': 'waypoint', 'wpt': 'waypoint',
+    'rtl': 'return to launch', 'rth': 'return to home', 'msg': 'message', 'pls': 'please',
+    'plz': 'please', 'u': 'you', 'n': 'and', 'thx': 'thanks', 'asap': 'right now',
+    'sec': 'second', 'mins': 'minutes', 'min': 'minutes', 'govt': 'government',
+}
 
 
 def _deletes(word: str) -> set[str]:
@@ -99,6 +111,8 @@ class Speller:
         return max(sorted(candidates), key=lambda c: self.vocabulary[c])
 
     def correct(self, text: str) -> str:
+        """Expand shorthand and repair single-edit typos, word by word; the rest is unchanged."""
         return ''.join(
-            self.correct_word(tok) if tok[:1].isalpha() else tok for tok in _TOKEN.findall(text)
+            (SHORTHAND.get(tok.lower()) or self.correct_word(tok)) if tok[:1].isalpha() else tok
+            for tok in _TOKEN.findall(text)
         )
