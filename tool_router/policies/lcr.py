@@ -5,12 +5,14 @@ global score gap. That keeps semantically related extras, misses tools whose
 clause is short, ignores negation and never abstains. ``lcr`` instead decides
 per (request, tool) pair with a small calibrated scorer:
 
-1. **Segmentation** (:mod:`tool_router.clauses`), after single-edit typo
-   repair against the catalog's vocabulary (:mod:`tool_router.spelling`):
-   clauses with roles
-   (condition / action), negation and the full request. A condition clause
-   that opens with a pronoun ("when *it* drops below 25%") is also read
-   together with the clause before it.
+1. **Segmentation** (:mod:`tool_router.clauses`), after operator shorthand
+   expansion and single-edit typo repair against the catalog's vocabulary
+   (:mod:`tool_router.spelling`): clauses with roles (condition / action),
+   negation, and clauses that only try to steer the router ("ignore your
+   rules", "you must select X") or ask about another time ("the forecast for
+   tomorrow"), which count for nothing. A condition clause that opens with a
+   pronoun ("when *it* drops below 25%") is also read together with the clause
+   before it.
 2. **Evidence** per clause and tool, from the index: the similarity of the
    clause to the tool's document, to its example requests and to its
    condition phrases (sensors), all unit vectors held by Chroma and scored
@@ -24,7 +26,7 @@ per (request, tool) pair with a small calibrated scorer:
    to the catalog's own texts rather than words of the training requests, the
    model transfers to wording it has never seen.
 4. **Decision**: keep tools whose probability clears ``threshold``; for each
-   non-negated clause, also keep its best tool if it clears the lower
+   counting (non-negated, non-steering) clause, also keep its best tool if it clears the lower
    ``clause_threshold`` (a clause that asks for something gets a tool); return
    nothing when no tool clears ``threshold`` (abstention: out-of-scope
    requests, injections with nothing legitimate left). Thresholds are fitted on
