@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any, Callable
 
 import rclpy
@@ -97,12 +96,3 @@ def spin(make_node: Callable[[], Node], args: list[str] | None = None, threads: 
             node.destroy_node()
         rclpy.try_shutdown()
     return 0
-
-
-def wait_for(predicate: Callable[[], bool], timeout_s: float, step_s: float = 0.05) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(step_s)
-    return predicate()
