@@ -21,17 +21,16 @@ def feats(clause_scores, negated=()):
 
 
 def test_decide_thresholds_and_per_clause_rule():
-    names = ['a', 'b', 'c']
     probs = np.array([0.9, 0.4, 0.1])
     f = feats([[0.9, 0.1, 0.0], [0.1, 0.8, 0.0]])
-    assert decide(probs, f, names, 0.5, 0.5, True, 8) == [0]
-    assert decide(probs, f, names, 0.5, 0.3, True, 8) == [0, 1]  # clause 1's best tool rescued
-    assert decide(probs, f, names, 0.5, 0.3, False, 8) == [0]
+    assert decide(probs, f, 0.5, 0.5, True, 8) == [0]
+    assert decide(probs, f, 0.5, 0.3, True, 8) == [0, 1]  # clause 1's best tool rescued
+    assert decide(probs, f, 0.5, 0.3, False, 8) == [0]
     assert decide(
-        probs, feats([[0.9, 0.1, 0.0], [0.1, 0.8, 0.0]], negated={1}), names, 0.5, 0.3, True, 8
+        probs, feats([[0.9, 0.1, 0.0], [0.1, 0.8, 0.0]], negated={1}), 0.5, 0.3, True, 8
     ) == [0]
-    assert decide(probs, f, names, 0.95, 0.3, True, 8) == []  # nothing clears: abstain
-    assert decide(np.array([0.9, 0.8, 0.7]), f, names, 0.5, 0.5, True, 2) == [0, 1]
+    assert decide(probs, f, 0.95, 0.3, True, 8) == []  # nothing clears: abstain
+    assert decide(np.array([0.9, 0.8, 0.7]), f, 0.5, 0.5, True, 2) == [0, 1]
 
 
 def test_shipped_scorer_is_valid():

@@ -19,7 +19,14 @@ import numpy as np
 
 from tool_router.errors import DatasetError
 from tool_router.evaluation.dataset import LEVELS, Example, load_jsonl
-from tool_router.policies.lcr import FEATURES, VARIANTS, FeatureExtractor, ScorerModel, decide
+from tool_router.policies.lcr import (
+    FEATURES,
+    VARIANTS,
+    FeatureExtractor,
+    ScorerModel,
+    decide,
+    logistic,
+)
 
 C_REG = 1.0
 FOLDS = 5
@@ -65,17 +72,12 @@ def _fit_logistic(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     return mean, scale, clf.coef_[0]
 
 
-def _predict(mean, scale, w, X):
-    z = ((X - mean) / scale) @ w
-    return 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
-
-
 def choose_thresholds(examples, feats, probs, names, per_clause) -> tuple[float, float, float]:
     best = (-1.0, 0.5, 0.5)
     for t in THRESHOLDS:
         for ct in [c for c in THRESHOLDS if c <= t] if per_clause else [t]:
             preds = [
-                {names[j] for j in decide(p, f, names, t, ct, per_clause, 8)}
+                {names[j] for j in decide(p, f, t, ct, per_clause, 8)}
                 for p, f in zip(probs, feats)
             ]
             score = objective(examples, preds)[0]
@@ -98,10 +100,10 @@ def fit_variant(
     for k in range(FOLDS):
         tr, te = fold != k, fold == k
         mean, scale, w = _fit_logistic(X[tr].reshape(-1, X.shape[-1]), Y[tr].reshape(-1))
-        oof[te] = _predict(mean, scale, w, X[te].reshape(-1, X.shape[-1])).reshape(Y[te].shape)
+        oof[te] = logistic(X[te].reshape(-1, X.shape[-1]), mean, scale, w).reshape(Y[te].shape)
     t, ct, cv_score = choose_thresholds(examples, feats, oof, names, v.per_clause)
     preds = [
-        {names[j] for j in decide(p, f, names, t, ct, v.per_clause, 8)} for p, f in zip(oof, feats)
+        {names[j] for j in decide(p, f, t, ct, v.per_clause, 8)} for p, f in zip(oof, feats)
     ]
     _, macro, oos = objective(examples, preds)
     mean, scale, w = _fit_logistic(X.reshape(-1, X.shape[-1]), Y.reshape(-1))

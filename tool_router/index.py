@@ -134,7 +134,8 @@ class CatalogIndex:
             'tools': self._ensure(f'{prefix}-tools', self.tool_records),
             'phrases': self._ensure(f'{prefix}-phrases', self.phrase_records),
         }
-        # Unit vectors of the phrase records, read back from the store, for exact scoring.
+        # Unit vectors of the records, read back from the store, for exact scoring.
+        self.tool_vectors = self._vectors('tools', self.tool_records)
         self.phrase_vectors = self._vectors('phrases', self.phrase_records)
 
     @classmethod

@@ -25,6 +25,13 @@ def _colors(n: int) -> list[Any]:
     return [cmap(i % 10) for i in range(n)]
 
 
+def _save(plt: Any, fig: Any, path: Path, dpi: int = 120) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return path
+
+
 def _policies(records: Sequence[RequestRecord]) -> list[str]:
     return list(dict.fromkeys(r.policy for r in records))
 
@@ -57,10 +64,7 @@ def composite_by_level(report: Any, path: Path) -> Path:
     ax.legend(title='policy', loc='upper center', bbox_to_anchor=(0.5, -0.14),
               ncols=min(len(names), 4), fontsize=8, frameon=False)
     ax.grid(axis='y', alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def completeness_precision(records: Sequence[RequestRecord], path: Path) -> Path:
@@ -100,10 +104,7 @@ def completeness_precision(records: Sequence[RequestRecord], path: Path) -> Path
                 ax.set_ylabel(f'{metric} per request')
     fig.suptitle('Per-request completeness and precision by level '
                  '(box = quartiles, line = median, diamond = mean, dots = requests)')
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def latency(records: Sequence[RequestRecord], path: Path) -> Path:
@@ -133,10 +134,7 @@ def latency(records: Sequence[RequestRecord], path: Path) -> Path:
     ax.set_xlabel('latency per request, ms (log scale; whiskers p1-p99)')
     ax.set_title('Routing latency per policy')
     ax.grid(axis='x', which='both', alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def missed_extra(records: Sequence[RequestRecord], path: Path, k: int = TOP_K) -> Path:
@@ -167,10 +165,7 @@ def missed_extra(records: Sequence[RequestRecord], path: Path, k: int = TOP_K) -
             ax.set_title(f'{name}: top {k} {what}', fontsize=10)
             ax.set_xlabel(f'number of requests (of {len(rs)} routed)')
             ax.grid(axis='x', alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path, dpi=110)
 
 
 def write_plots(report: Any, records: Sequence[RequestRecord], out: Path) -> list[Path]:

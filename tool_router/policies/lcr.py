@@ -42,7 +42,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -150,7 +150,7 @@ class FeatureExtractor:
         self.phrase_text = [r.text for r in recs]
         self._ex_segments = self._segments(~self.phrase_is_cond)
         self._cond_segments = self._segments(self.phrase_is_cond)
-        self.doc_vectors = index.encoder.encode([r.text for r in index.tool_records])
+        self.doc_vectors = index.tool_vectors
         self.keywords = [tuple(k for k in t.keywords) for t in catalog]
         self.name_words = [set(t.name.split('_')) for t in catalog]
         known = index.encoder.known_words() if hasattr(index.encoder, 'known_words') else ()
@@ -288,6 +288,13 @@ class FeatureExtractor:
         }
 
 
+def logistic(X: np.ndarray, mean: np.ndarray, scale: np.ndarray, weights: np.ndarray
+             ) -> np.ndarray:
+    """Probabilities of a logistic model over standardised features."""
+    z = ((X - mean) / scale) @ weights
+    return 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+
+
 class ScorerModel(BaseModel):
     """Fitted weights and thresholds of one variant."""
 
@@ -307,8 +314,7 @@ class ScorerModel(BaseModel):
     )
 
     def probabilities(self, X: np.ndarray) -> np.ndarray:
-        z = ((X - np.asarray(self.mean)) / np.asarray(self.scale)) @ np.asarray(self.weights)
-        return 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+        return logistic(X, np.asarray(self.mean), np.asarray(self.scale), np.asarray(self.weights))
 
 
 def load_models(path: str | Path = '') -> dict[str, ScorerModel]:
@@ -337,7 +343,6 @@ def load_models(path: str | Path = '') -> dict[str, ScorerModel]:
 def decide(
     probs: np.ndarray,
     feats: dict[str, Any],
-    names: Sequence[str],
     threshold: float,
     clause_threshold: float,
     per_clause: bool,
@@ -391,7 +396,6 @@ class LearnedClauseRouter:
         kept = decide(
             probs,
             feats,
-            names,
             self.threshold,
             self.clause_threshold,
             self.variant.per_clause,
