@@ -170,7 +170,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_dataset(args: argparse.Namespace) -> int:
     from tool_router.catalog import load_catalog
     from tool_router.config import load_router_config
-    from tool_router.evaluation.dataset import coverage, load_jsonl, split, write_jsonl
+    from tool_router.errors import DatasetError
+    from tool_router.evaluation.dataset import (
+        coverage,
+        load_jsonl,
+        split,
+        stratified_split,
+        write_jsonl,
+    )
 
     catalog = load_catalog(load_router_config(args.config).resolved_catalog())
     if args.action == 'check':
@@ -184,14 +191,62 @@ def cmd_dataset(args: argparse.Namespace) -> int:
                 f'least covered {low}, tools never used: {missing or "none"}'
             )
         return 0
-    examples = load_jsonl(args.files[0], catalog)
-    dev, test = split(examples, args.test_fraction, args.seed)
+    keys = tuple(k for k in args.stratify.split(',') if k)
+    if keys == ('level',) and len(args.files) == 1 and not (args.keep_test or args.keep_dev):
+        # The original split (benchmarks/data/dev.jsonl, test.jsonl) reproduces with this.
+        dev, test = split(load_jsonl(args.files[0], catalog), args.test_fraction, args.seed)
+        every = dev + test
+    else:
+        keep_test = _ids(args.keep_test)
+        keep_dev = _ids(args.keep_dev)
+        dev, test, every = [], [], []
+        for path in args.files:  # each file on its own: a new batch never moves an old line
+            examples = load_jsonl(path, catalog)
+            try:
+                d, t = stratified_split(
+                    examples, args.test_fraction, args.seed, keys, keep_test, keep_dev
+                )
+            except ValueError as exc:
+                raise DatasetError(str(exc), where=path) from None
+            dev += d
+            test += t
+            every += examples
+        _unique(every)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     write_jsonl(dev, out / 'dev.jsonl')
     write_jsonl(test, out / 'test.jsonl')
+    if len(args.files) > 1:
+        write_jsonl(every, out / 'requests.jsonl')
     print(f'dev: {len(dev)}, test: {len(test)} -> {out}')
     return 0
+
+
+def _ids(paths: list[str]) -> frozenset[str]:
+    """Ids of the requests in earlier split files (missing files count as empty)."""
+    import json
+
+    ids: set[str] = set()
+    for path in paths:
+        if not Path(path).exists():
+            continue
+        for line in Path(path).read_text(encoding='utf-8').splitlines():
+            if line.strip():
+                ids.add(json.loads(line)['id'])
+    return frozenset(ids)
+
+
+def _unique(examples: list[Any]) -> None:
+    from tool_router.errors import DatasetError
+
+    ids: set[str] = set()
+    texts: set[str] = set()
+    for ex in examples:
+        key = ' '.join(ex.request.lower().split())
+        if ex.id in ids or key in texts:
+            raise DatasetError(f'request {ex.id!r} repeats an id or a text of another file')
+        ids.add(ex.id)
+        texts.add(key)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -243,5 +298,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument('--out', default='.', help='split: output directory for dev.jsonl / test.jsonl')
     p.add_argument('--test-fraction', type=float, default=0.4)
     p.add_argument('--seed', type=int, default=20261130)
+    p.add_argument(
+        '--stratify',
+        default='level',
+        help='split: comma-separated fields to stratify by (e.g. level,style)',
+    )
+    p.add_argument(
+        '--keep-test',
+        action='append',
+        default=[],
+        metavar='JSONL',
+        help='split: requests whose id is in this file stay in test (repeatable)',
+    )
+    p.add_argument(
+        '--keep-dev',
+        action='append',
+        default=[],
+        metavar='JSONL',
+        help='split: requests whose id is in this file stay in dev (repeatable)',
+    )
     p.add_argument('--config')
     p.set_defaults(handler=cmd_dataset)

@@ -134,6 +134,51 @@ def split(
     return dev, test
 
 
+def stratified_split(
+    examples: list[Example],
+    test_fraction: float = 0.4,
+    seed: int = 20261130,
+    keys: tuple[str, ...] = ('level', 'style'),
+    keep_test: frozenset[str] = frozenset(),
+    keep_dev: frozenset[str] = frozenset(),
+) -> tuple[list[Example], list[Example]]:
+    """Split stratified by several fields, keeping earlier assignments: (dev, test).
+
+    Requests whose id is in ``keep_test`` / ``keep_dev`` keep that side (an id in
+    both is an error). The rest are grouped by ``keys`` (a missing field counts as
+    ``''``); the groups are visited in sorted order, each shuffled with ``seed``,
+    and the running total of test picks follows ``round(test_fraction * seen)``,
+    so every group gets its share to within one request even when it holds only
+    a few, and the whole gets ``round(test_fraction * n)``. Each list keeps the
+    input order.
+    """
+    both = keep_test & keep_dev
+    if both:
+        raise ValueError(f'ids both in kept test and kept dev: {", ".join(sorted(both)[:5])}')
+    rng = random.Random(seed)
+    groups: dict[tuple[str, ...], list[int]] = defaultdict(list)
+    fixed_test: set[int] = set()
+    for i, ex in enumerate(examples):
+        if ex.id in keep_test:
+            fixed_test.add(i)
+        elif ex.id not in keep_dev:
+            extra = ex.model_extra or {}
+            key = tuple(str(getattr(ex, k, None) or extra.get(k) or '') for k in keys)
+            groups[key].append(i)
+    test_idx = set(fixed_test)
+    seen = taken = 0
+    for key in sorted(groups):
+        idx = groups[key][:]
+        rng.shuffle(idx)
+        seen += len(idx)
+        want = round(test_fraction * seen) - taken
+        test_idx.update(idx[:want])
+        taken += want
+    dev = [ex for i, ex in enumerate(examples) if i not in test_idx]
+    test = [ex for i, ex in enumerate(examples) if i in test_idx]
+    return dev, test
+
+
 def coverage(examples: Iterable[Example]) -> dict[str, Any]:
     """Counts per level and per tool (and per tool per level)."""
     examples = list(examples)

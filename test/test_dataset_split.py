@@ -1,0 +1,103 @@
+"""The v2 split: stratified by level and style, earlier assignments never move."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tool_router.cli import main
+from tool_router.evaluation.dataset import Example, load_jsonl, stratified_split
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / 'benchmarks' / 'data'
+
+
+def _examples(n: int, prefix: str = 'x') -> list[Example]:
+    styles = ['terse', 'casual', 'typo', 'operator', 'question']
+    return [
+        Example(
+            id=f'{prefix}{i}',
+            level='direct' if i % 3 else 'out_of_scope',
+            request=f'{prefix} request {i}',
+            tools=('land',) if i % 3 else (),
+            style=styles[i % len(styles)],
+        )
+        for i in range(n)
+    ]
+
+
+def test_every_level_and_style_gets_its_share():
+    examples = _examples(300)
+    dev, test = stratified_split(examples, 0.4, seed=1)
+    assert len(test) == 120 and len(dev) == 180
+    assert {e.id for e in dev}.isdisjoint({e.id for e in test})
+    for key, n in Counter((e.level, e.style) for e in examples).items():
+        got = sum(1 for e in test if (e.level, e.style) == key)
+        assert abs(got - 0.4 * n) <= 1, key
+    assert [e.id for e in test] == sorted((e.id for e in test), key=lambda s: int(s[1:]))
+
+
+def test_kept_ids_stay_and_the_rest_is_deterministic():
+    examples = _examples(50)
+    dev, test = stratified_split(
+        examples, 0.4, keep_test=frozenset({'x1'}), keep_dev=frozenset({'x2'})
+    )
+    assert 'x1' in {e.id for e in test} and 'x2' in {e.id for e in dev}
+    again = stratified_split(
+        examples, 0.4, keep_test=frozenset({'x1'}), keep_dev=frozenset({'x2'})
+    )
+    assert (dev, test) == again
+    with pytest.raises(ValueError, match='both'):
+        stratified_split(examples, keep_test=frozenset({'x3'}), keep_dev=frozenset({'x3'}))
+
+
+def _write(path: Path, examples: list[Example]) -> Path:
+    path.write_text(''.join(json.dumps(e.model_dump(mode='json')) + '\n' for e in examples))
+    return path
+
+
+def _ids(path: Path) -> set[str]:
+    return {json.loads(line)['id'] for line in path.read_text().splitlines()}
+
+
+def test_a_new_batch_never_moves_an_assigned_line(tmp_path, capsys):
+    first = _write(tmp_path / 'b1.jsonl', _examples(40, 'a'))
+    out = tmp_path / 'split'
+    args = ['dataset', 'split', '--stratify', 'level,style', '--out', str(out)]
+    keep = ['--keep-test', str(out / 'test.jsonl'), '--keep-dev', str(out / 'dev.jsonl')]
+    assert main([*args, str(first)]) == 0
+    test1, dev1 = _ids(out / 'test.jsonl'), _ids(out / 'dev.jsonl')
+    assert len(test1) == 16
+    second = _write(tmp_path / 'b2.jsonl', _examples(30, 'b'))
+    assert main([*args, *keep, str(first), str(second)]) == 0
+    test2, dev2 = _ids(out / 'test.jsonl'), _ids(out / 'dev.jsonl')
+    assert test1 <= test2 and dev1 <= dev2
+    assert len(test2) == 16 + 12
+    assert _ids(out / 'requests.jsonl') == test2 | dev2
+
+
+def test_a_repeated_text_across_batches_is_refused(tmp_path):
+    first = _write(tmp_path / 'b1.jsonl', _examples(5, 'a'))
+    copy = [e.model_copy(update={'id': 'z'}) for e in _examples(1, 'a')]
+    same = _write(tmp_path / 'b2.jsonl', copy)
+    args = ['dataset', 'split', '--stratify', 'level,style', '--out', str(tmp_path / 'o')]
+    assert main([*args, str(first), str(same)]) == 2
+    assert not (tmp_path / 'o').exists()
+
+
+def test_shipped_v2_split_keeps_the_old_test_split_held_out(catalog):
+    v2 = DATA / 'v2'
+    dev = {e.id: e for e in load_jsonl(v2 / 'dev.jsonl', catalog)}
+    test = {e.id: e for e in load_jsonl(v2 / 'test.jsonl', catalog)}
+    every = {e.id: e for e in load_jsonl(v2 / 'requests.jsonl', catalog)}
+    assert dev.keys().isdisjoint(test.keys())
+    assert every.keys() == dev.keys() | test.keys()
+    assert {e.id for e in load_jsonl(DATA / 'test.jsonl')} <= test.keys()
+    assert {e.id for e in load_jsonl(DATA / 'dev.jsonl')} <= dev.keys()
+    texts = [' '.join(e.request.lower().split()) for e in every.values()]
+    assert len(texts) == len(set(texts))
+    new = [e for e in every.values() if (e.model_extra or {}).get('writer')]
+    assert {e.model_extra['writer'] for e in new} >= {'w3', 'w4', 'w5'}
