@@ -191,6 +191,8 @@ def cmd_dataset(args: argparse.Namespace) -> int:
                 f'least covered {low}, tools never used: {missing or "none"}'
             )
         return 0
+    if args.action == 'augment':
+        return _augment(args, catalog)
     keys = tuple(k for k in args.stratify.split(',') if k)
     if keys == ('level',) and len(args.files) == 1 and not (args.keep_test or args.keep_dev):
         # The original split (benchmarks/data/dev.jsonl, test.jsonl) reproduces with this.
@@ -219,6 +221,38 @@ def cmd_dataset(args: argparse.Namespace) -> int:
     if len(args.files) > 1:
         write_jsonl(every, out / 'requests.jsonl')
     print(f'dev: {len(dev)}, test: {len(test)} -> {out}')
+    return 0
+
+
+def _augment(args: argparse.Namespace, catalog: Any) -> int:
+    """Noisy training variants of a development split; refuses test-split requests."""
+    from tool_router.errors import DatasetError
+    from tool_router.evaluation.augment import augment
+    from tool_router.evaluation.dataset import load_jsonl, shipped_test_keys, write_jsonl
+    from tool_router.paths import share_dir
+
+    examples = [ex for path in args.files for ex in load_jsonl(path, catalog)]
+    ids, texts = shipped_test_keys(share_dir())
+    leaked = [
+        ex.id for ex in examples if ex.id in ids or ' '.join(ex.request.lower().split()) in texts
+    ]
+    if leaked:
+        raise DatasetError(
+            f'{len(leaked)} request(s) belong to a test split (e.g. {leaked[0]!r})',
+            where=args.files[0],
+            hint='augment the development split only; the test split is for reporting',
+        )
+    kinds = [k for k in args.noise.split(',') if k] or None
+    try:
+        variants = augment(examples, args.per_example, args.seed, kinds)
+    except ValueError as exc:
+        raise DatasetError(str(exc)) from None
+    out = Path(args.out)
+    if out.suffix != '.jsonl':
+        out.mkdir(parents=True, exist_ok=True)
+        out = out / 'augmented.jsonl'
+    write_jsonl(variants, out)
+    print(f'{len(variants)} variants of {len(examples)} requests -> {out}')
     return 0
 
 
@@ -292,10 +326,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument('--no-executor', action='store_true', help='start the router only')
     p.set_defaults(handler=cmd_serve)
 
-    p = sub.add_parser('dataset', help='check or split an annotated JSONL dataset')
-    p.add_argument('action', choices=['check', 'split'])
+    p = sub.add_parser(
+        'dataset', help='check, split or augment (training only) an annotated JSONL dataset'
+    )
+    p.add_argument('action', choices=['check', 'split', 'augment'])
     p.add_argument('files', nargs='+')
-    p.add_argument('--out', default='.', help='split: output directory for dev.jsonl / test.jsonl')
+    p.add_argument(
+        '--out',
+        default='.',
+        help='split: output directory for dev.jsonl / test.jsonl; '
+        'augment: a .jsonl file or a directory (augmented.jsonl)',
+    )
+    p.add_argument(
+        '--per-example', type=int, default=2, help='augment: noisy variants per request'
+    )
+    p.add_argument(
+        '--noise',
+        default='',
+        help='augment: comma-separated noise kinds (default: all of '
+        'typo,elongate,shout,lowercase,filler,shorthand,preamble,numbered,repeat)',
+    )
     p.add_argument('--test-fraction', type=float, default=0.4)
     p.add_argument('--seed', type=int, default=20261130)
     p.add_argument(
