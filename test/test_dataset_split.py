@@ -101,3 +101,14 @@ def test_shipped_v2_split_keeps_the_old_test_split_held_out(catalog):
     assert len(texts) == len(set(texts))
     new = [e for e in every.values() if (e.model_extra or {}).get('writer')]
     assert {e.model_extra['writer'] for e in new} >= {'w3', 'w4', 'w5'}
+
+
+def test_the_documented_command_rebuilds_the_shipped_v2_split(tmp_path):
+    out = tmp_path / 'v2'
+    batches = sorted(str(p) for p in (DATA / 'v2').glob('new_b*.jsonl'))
+    args = ['dataset', 'split', str(DATA / 'requests.jsonl'), *batches, '--out', str(out)]
+    args += ['--stratify', 'level,style', '--test-fraction', '0.4', '--seed', '20261130']
+    args += ['--keep-test', str(DATA / 'test.jsonl'), '--keep-dev', str(DATA / 'dev.jsonl')]
+    assert main(args) == 0
+    for name in ('dev.jsonl', 'test.jsonl', 'requests.jsonl'):
+        assert (out / name).read_text() == (DATA / 'v2' / name).read_text(), name
