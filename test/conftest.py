@@ -1,5 +1,12 @@
 """Shared fixtures. Real parts: the shipped catalog, the MiniLM encoder, real Chroma, real DDS.
 
+Two tiers (docs/TESTING.md): ``pytest -m "not slow"`` is the fast tier (pure
+logic, the ``fake_*`` fixtures over a hashing encoder); the full suite is what
+CI runs. A test is slow when it starts ROS or server processes (its module says
+``pytestmark = pytest.mark.slow``) or when it needs MiniLM: any test whose
+fixtures include ``encoder`` (directly or through ``index``/``router``) is
+marked slow here automatically, so the fast tier never loads the model.
+
 Every test session gets its own ROS domain and keeps DDS discovery on the
 loopback interface, so concurrent runs do not see each other's nodes.
 """
@@ -23,6 +30,13 @@ if str(ROOT) not in sys.path:
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
+def pytest_collection_modifyitems(config, items):
+    slow = pytest.mark.slow
+    for item in items:
+        if 'encoder' in getattr(item, 'fixturenames', ()):
+            item.add_marker(slow)
+
+
 @pytest.fixture(scope='session')
 def catalog():
     from tool_router.catalog import load_catalog
@@ -37,6 +51,14 @@ def encoder():
     return SentenceTransformerEncoder('all-MiniLM-L6-v2', 'cpu')
 
 
+def shipped_router(index):
+    """The shipped configuration over an in-memory index."""
+    from tool_router.config import load_router_config
+    from tool_router.router import Router
+
+    return Router(load_router_config(overrides={'chroma_ephemeral': True}), index=index)
+
+
 @pytest.fixture(scope='session')
 def index(catalog, encoder):
     from tool_router.index import CatalogIndex
@@ -46,11 +68,28 @@ def index(catalog, encoder):
 
 @pytest.fixture(scope='session')
 def router(index):
-    """The shipped configuration over an in-memory index."""
-    from tool_router.config import load_router_config
-    from tool_router.router import Router
+    return shipped_router(index)
 
-    return Router(load_router_config(overrides={'chroma_ephemeral': True}), index=index)
+
+@pytest.fixture(scope='session')
+def fake_encoder():
+    """A hashing bag-of-words encoder: same interface as MiniLM, milliseconds to run."""
+    from fakes import HashingEncoder
+
+    return HashingEncoder()
+
+
+@pytest.fixture(scope='session')
+def fake_index(catalog, fake_encoder):
+    from tool_router.index import CatalogIndex
+
+    return CatalogIndex.ephemeral(catalog, fake_encoder)
+
+
+@pytest.fixture(scope='session')
+def fake_router(fake_index):
+    """The shipped configuration over the fake encoder: for logic, not routing quality."""
+    return shipped_router(fake_index)
 
 
 @pytest.fixture

@@ -1,13 +1,25 @@
-"""A deterministic stand-in for the sentence encoder, for hand-made policy cases.
+"""Deterministic stand-ins for the sentence encoder (the fast test tier's encoders).
 
-Not a mock of behaviour we rely on: it is a real bag-of-words encoder (unit
-vectors over a fixed vocabulary), so distances can be worked out by hand.
+Not mocks of behaviour we rely on: both are real bag-of-words encoders that
+return unit float32 vectors, as :class:`tool_router.embeddings.Encoder` asks.
+
+* :class:`BagOfWordsEncoder` has a fixed vocabulary, so distances in hand-made
+  policy cases can be worked out by hand.
+* :class:`HashingEncoder` hashes any word into a fixed number of slots, so it
+  can index the shipped catalog in milliseconds. Routing quality over it is
+  meaningless; it is for tests where MiniLM is not the point (input checks,
+  the allowlist gate, LLM fallback logic, reports). Tests that need MiniLM
+  take the ``encoder``/``index``/``router`` fixtures and are marked slow.
 """
 from __future__ import annotations
 
 import re
+import zlib
+from typing import Sequence
 
 import numpy as np
+
+WORD = re.compile(r'[a-z0-9]+')
 
 
 class BagOfWordsEncoder:
@@ -26,5 +38,37 @@ class BagOfWordsEncoder:
                     out[row, self.vocabulary[word]] += 1.0
             if not out[row].any():
                 out[row, -1] = 1.0
+            out[row] /= np.linalg.norm(out[row])
+        return out
+
+
+def _stem(word: str) -> str:
+    for suffix in ('ing', 'ed', 'es', 's'):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+class HashingEncoder:
+    """Words (crudely stemmed) hashed with CRC-32 into ``dim`` slots, L2-normalised.
+
+    CRC-32 rather than ``hash()``: the vectors are the same in every process.
+    """
+
+    model_id = 'hashing-test-encoder'
+    device = 'cpu'
+
+    def __init__(self, dim: int = 256) -> None:
+        self.dim = dim
+        self.calls = 0  # texts encoded so far (lets a test see whether the model was used)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += len(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in WORD.findall(str(text).lower()):
+                out[row, zlib.crc32(_stem(word).encode()) % (self.dim - 1)] += 1.0
+            if not out[row].any():
+                out[row, -1] = 1.0  # last slot: texts without words
             out[row] /= np.linalg.norm(out[row])
         return out

@@ -13,6 +13,8 @@ import pytest
 from tool_router.config import RouterConfig
 from tool_router.router import Router
 
+pytestmark = pytest.mark.slow  # starts ROS or server processes
+
 
 def free_port() -> int:
     with socket.socket() as s:

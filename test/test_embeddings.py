@@ -24,6 +24,7 @@ def test_cuda_without_a_gpu_is_a_clear_error():
         resolve_device('cuda')
 
 
+@pytest.mark.slow  # imports sentence-transformers
 def test_unknown_model_is_a_clear_error_and_nothing_is_downloaded(tmp_path):
     with pytest.raises(ConfigError, match='cannot load embedding model'):
         SentenceTransformerEncoder(str(tmp_path / 'no-such-model'), 'cpu')

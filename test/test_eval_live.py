@@ -11,6 +11,8 @@ import pytest
 from tool_router.config import load_router_config
 from procs import NodeProcess
 
+pytestmark = pytest.mark.slow  # starts ROS or server processes
+
 ROOT = Path(__file__).resolve().parent.parent
 SMOKE = ROOT / 'benchmarks' / 'smoke.jsonl'
 

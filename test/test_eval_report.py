@@ -22,6 +22,12 @@ POLICIES = ['cdbv1', 'cdbv2', 'cdbv3']
 
 
 @pytest.fixture(scope='module')
+def router(fake_router):
+    """The hashing encoder's router: reports and bags are under test here, not MiniLM."""
+    return fake_router
+
+
+@pytest.fixture(scope='module')
 def smoke(catalog):
     return load_jsonl(SMOKE, catalog)
 
@@ -152,6 +158,7 @@ def test_bad_bags_are_named(tmp_path, capsys, catalog):
     assert code != 0 and 'not a rosbag2' in capsys.readouterr().err
 
 
+@pytest.mark.slow  # the real command loads MiniLM in a child process
 def test_cli_smoke(tmp_path):
     """The CI smoke test: the real command on the smoke slice."""
     out = tmp_path / 'r'

@@ -5,8 +5,11 @@ import json
 import subprocess
 import sys
 
+import pytest
 from procs import ROOT, NodeProcess, wait_until
 from test_executor_nodes import RosPeer, start, wait_record
+
+pytestmark = pytest.mark.slow  # starts ROS or server processes
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:

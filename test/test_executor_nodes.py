@@ -16,6 +16,8 @@ import pytest
 from procs import NodeProcess, wait_until
 from test_executor_logic import PERMS  # one permissions fixture for both modules
 
+pytestmark = pytest.mark.slow  # starts ROS or server processes
+
 CONFIRM_TIMEOUT_S = 2.5
 CALL_TIMEOUT_S = 3.0  # generous: a loaded 2-core CI machine answers the first call slowly
 
@@ -189,6 +191,22 @@ def fresh_sim_state(rig, after: float) -> dict:
     return json.loads(box[-1].data)
 
 
+def ground_the_vehicle(rig) -> None:
+    """Bring the shared simulator to 'disarmed', whatever earlier tests did (no order
+    dependence): land if airborne, then disarm (critical: confirmed like an operator would)."""
+    peer = rig['peer']
+    if sim_state(rig)['phase'] == 'airborne':
+        wait_record(rig['a'], peer.select('/test/selected_a', ['land']))
+        assert wait_until(lambda: sim_state(rig)['phase'] != 'airborne', 5)
+    if sim_state(rig)['phase'] != 'disarmed':
+        asked = peer.messages['/executor/confirmation_requests']
+        rid = peer.select('/test/selected_a', ['disarm_motors'])
+        assert wait_until(lambda: any(m.request_id == rid for m in asked), 5)
+        assert peer.confirm(rid, 'disarm_motors', True).success
+        assert outcomes(wait_record(rig['a'], rid)) == ['dispatched']
+    assert wait_until(lambda: sim_state(rig)['phase'] == 'disarmed', 5)
+
+
 def test_allowed_sensor_is_dispatched_and_the_sim_answers(rig):
     rid = rig['peer'].select('/test/selected_a', ['battery_status'])
     rec = wait_record(rig['a'], rid)
@@ -203,7 +221,7 @@ def test_allowed_sensor_is_dispatched_and_the_sim_answers(rig):
 def test_critical_tool_waits_for_confirmation_without_blocking_others(rig):
     peer = rig['peer']
     asked = peer.messages['/executor/confirmation_requests']
-    assert sim_state(rig)['phase'] == 'disarmed'
+    ground_the_vehicle(rig)
     rid = peer.select('/test/selected_a', ['arm_motors', 'takeoff'], 'arm and take off')
     assert wait_until(lambda: any(m.request_id == rid for m in asked), 5)
     ask = next(m for m in asked if m.request_id == rid)
@@ -336,6 +354,9 @@ def test_trace_summary_cli_over_the_run(rig):
     import subprocess
     import sys
     from procs import ROOT
+    # the records this test counts on are its own (other tests may or may not have run)
+    wait_record(rig['a'], rig['peer'].select('/test/selected_a', ['battery_status']))
+    wait_record(rig['a'], rig['peer'].select('/test/selected_a', ['speaker_broadcast']))
     out = subprocess.run([sys.executable, '-m', 'tool_router.cli', 'trace', 'summary',
                           str(rig['a']), '--json'], capture_output=True, text=True, cwd=ROOT,
                          timeout=60)
@@ -343,5 +364,5 @@ def test_trace_summary_cli_over_the_run(rig):
     summary = json.loads(out.stdout)
     assert summary['records'] == len(read_records(rig['a']))
     assert summary['per_tool']['battery_status']['dispatched'] >= 1
-    assert summary['failures'].get('endpoint_unreachable', 0) >= 0
+    assert summary['failures']['permission_denied'] >= 1
     assert 'p99' in summary['stage_latency_ms']['total']

@@ -4,6 +4,8 @@ from __future__ import annotations
 import pytest
 from procs import NodeProcess
 
+pytestmark = pytest.mark.slow  # starts ROS or server processes
+
 
 def run_to_exit(*args: str) -> NodeProcess:
     proc = NodeProcess('tool_router.nodes.executor_node', *args)

@@ -45,8 +45,8 @@ def test_catalog_or_model_change_rebuilds(tmp_path, catalog):
     assert set(again.state.values()) == {'built'}
 
 
-def test_query_returns_unit_vector_distances(index):
-    hits = index.query(index.embed(['land the drone']), 5)[0]
+def test_query_returns_unit_vector_distances(fake_index):
+    hits = fake_index.query(fake_index.embed(['land the drone']), 5)[0]
     assert len(hits) == 5
     assert all(0 <= h.distance <= 4 for h in hits)
     assert hits[0].distance <= hits[-1].distance

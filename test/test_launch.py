@@ -22,6 +22,8 @@ import launch_testing.actions  # noqa: E402
 import launch_testing.asserts  # noqa: E402
 from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
 
+pytestmark = pytest.mark.slow  # starts ROS or server processes
+
 LAUNCH_FILE = Path(__file__).resolve().parent.parent / 'launch' / 'tool_router.launch.py'
 
 

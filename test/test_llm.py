@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from test_llm_server import ModelServer, closed_port
+from llm_server import ModelServer, closed_port
 from tool_router.llm.client import CircuitBreaker, endpoint
 from tool_router.llm.parse import parse_reply
 from tool_router.llm.redact import redact
@@ -140,13 +140,13 @@ def test_prose_and_fenced_replies_are_recovered(catalog, server):
     assert second.tools == ['takeoff'] and second.extra['llm']['malformed']
 
 
-def test_invented_names_are_dropped_by_the_router(catalog, index, server):
+def test_invented_names_are_dropped_by_the_router(catalog, fake_index, server):
     from tool_router.config import RouterConfig
     from tool_router.router import Router
 
     server.reply('{"tools": ["land", "summon_pizza"]}')
     config = RouterConfig(chroma_ephemeral=True, llm=LLMParams(url=server.url, allow_remote=True))
-    result = Router(config, index=index).route('land now', 'llm')
+    result = Router(config, index=fake_index).route('land now', 'llm')
     assert result.tools == ['land']
     assert result.dropped == ['summon_pizza']
     assert result.decision.extra['llm']['invented'] == ['summon_pizza']
@@ -171,13 +171,14 @@ def test_failures_give_no_tools(catalog, server, step, error):
 
 
 def test_slow_reply_times_out(catalog, server):
+    """The call is abandoned at its budget and the late answer is ignored (what happened; the
+    timing itself is measured by benchmarks/deadline.py)."""
     server.reply({'content': '{"tools": ["land"]}', 'delay': 2.0})
-    start = time.perf_counter()
     decision = route(make(catalog, server.url, timeout_s=0.3))
-    elapsed = time.perf_counter() - start
-    assert decision.tools == []
-    assert decision.extra['llm']['timeout'] is True
-    assert elapsed < 0.3 + 0.25
+    assert decision.tools == [] and decision.abstained
+    facts = decision.extra['llm']
+    assert facts['timeout'] is True and facts['sent'] is True
+    assert 'timeout' in facts['error'] and '0.30 s' in facts['error']
 
 
 def test_connection_refused(catalog):

@@ -7,6 +7,12 @@ from tool_router.policies.base import Decision
 from tool_router.router import POLICIES, check_text
 
 
+@pytest.fixture(scope='module')
+def router(fake_router):
+    """The hashing encoder's router: input checks and the allowlist gate, not MiniLM."""
+    return fake_router
+
+
 @pytest.mark.parametrize(
     'text, pattern',
     [

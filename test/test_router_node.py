@@ -12,6 +12,8 @@ from procs import NodeProcess, wait_until
 from tool_router.msg import Request, SelectedCapabilities
 from tool_router.srv import RouteRequest
 
+pytestmark = pytest.mark.slow  # starts ROS or server processes
+
 
 @pytest.fixture(scope='module')
 def router_process():

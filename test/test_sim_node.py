@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from procs import wait_until
 from test_executor_nodes import RosPeer, start
+
+pytestmark = pytest.mark.slow  # starts ROS or server processes
 
 
 def test_sim_node_services_and_refusals(catalog):

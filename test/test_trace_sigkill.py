@@ -5,10 +5,13 @@ import signal
 import threading
 import time
 
+import pytest
 from procs import wait_until
 from test_executor_nodes import RosPeer, read_records, start
 
 from tool_router.executor.traces import read_traces, trace_files
+
+pytestmark = pytest.mark.slow  # starts ROS or server processes
 
 
 def test_trace_files_survive_sigkill_mid_stream(tmp_path):

@@ -1,6 +1,6 @@
 """A real HTTP server on 127.0.0.1 that plays the language model with scripted replies.
 
-Used by test_llm*.py and test_hybrid*.py; it holds no tests itself.
+Used by test_llm.py and test_hybrid.py (a helper module, like procs.py and fakes.py).
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ class ModelServer:
         self.httpd = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
         self.httpd.daemon_threads = True
         self.url = f'http://127.0.0.1:{self.httpd.server_address[1]}'
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
         self._thread.start()
 
     def reply(self, *steps: Any) -> 'ModelServer':

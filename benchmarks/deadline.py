@@ -1,0 +1,92 @@
+"""How far past ``hybrid.deadline_ms`` a request runs when the LLM endpoint is slow.
+
+The tests check *what happened* at a deadline (a timeout was taken, the late
+answer was ignored, the call got at most what was left of the deadline); this
+script measures the *timing*, which depends on the machine's load and so does
+not belong in a test. A real HTTP server on 127.0.0.1 (test/llm_server.py)
+answers every request after ``--delay-s``; the router runs `hybrid` with the
+gate always open and ``deadline_ms``; the script prints the median, p95 and max
+of the wall-clock time per request and of the overshoot past the deadline.
+
+    python benchmarks/deadline.py [-n 30] [--deadline-ms 400] [--delay-s 3] [--encoder hashing]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / 'test')]
+os.environ.setdefault('HF_HUB_OFFLINE', '1')
+os.environ.setdefault('TOKENIZERS_PARALLELISM', 'false')
+
+TEXT = 'take off, fly to the water tower, take a thermal picture and land when the battery is low'
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print one JSON object."""
+    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    ap.add_argument('-n', type=int, default=30, help='requests to time (default 30)')
+    ap.add_argument('--deadline-ms', type=float, default=400.0, help='hybrid.deadline_ms')
+    ap.add_argument('--delay-s', type=float, default=3.0, help='server delay before answering')
+    ap.add_argument('--encoder', choices=('minilm', 'hashing'), default='minilm',
+                    help='MiniLM (what the router ships) or the tests\' hashing encoder')
+    args = ap.parse_args(argv)
+    if not 0 < args.n < 100:
+        ap.error('-n must be 1..99 (the circuit breaker opens after 100 failures)')
+
+    import numpy as np
+    import torch
+
+    from llm_server import ModelServer
+    from tool_router.catalog import load_catalog
+    from tool_router.config import RouterConfig
+    from tool_router.index import CatalogIndex
+    from tool_router.llm.settings import HybridParams, LLMParams
+    from tool_router.paths import config_path
+    from tool_router.router import Router
+
+    torch.set_num_threads(1)
+    logging.getLogger('tool_router').setLevel(logging.ERROR)  # one warning per timeout
+    catalog = load_catalog(config_path('catalog.yaml'))
+    if args.encoder == 'hashing':
+        from fakes import HashingEncoder
+        encoder = HashingEncoder()
+    else:
+        from tool_router.embeddings import SentenceTransformerEncoder
+        encoder = SentenceTransformerEncoder('all-MiniLM-L6-v2', 'cpu')
+    index = CatalogIndex.ephemeral(catalog, encoder)
+    server = ModelServer()
+    server.default = {'content': '{"tools": ["land"]}', 'delay': args.delay_s}
+    llm = LLMParams(url=server.url, allow_remote=True, breaker_failures=100)  # n < 100: never opens
+    hybrid = HybridParams(gate='always', mode='full', deadline_ms=args.deadline_ms)
+    router = Router(RouterConfig(chroma_ephemeral=True, llm=llm, hybrid=hybrid), index=index)
+    router.route('warm up', 'cdbv3')
+    elapsed, timeouts = [], 0
+    try:
+        for _ in range(args.n):
+            start = time.perf_counter()
+            result = router.route(TEXT, 'hybrid')
+            elapsed.append((time.perf_counter() - start) * 1000.0)
+            timeouts += 'timeout' in result.fallback_reason
+    finally:
+        server.close()
+    ms = np.asarray(elapsed)
+    over = ms - args.deadline_ms
+
+    def stats(a: np.ndarray) -> dict[str, float]:
+        return {k: round(float(v), 1) for k, v in
+                (('median', np.median(a)), ('p95', np.percentile(a, 95)), ('max', a.max()))}
+    print(json.dumps({'n': args.n, 'deadline_ms': args.deadline_ms, 'encoder': args.encoder,
+                      'timeouts': timeouts, 'elapsed_ms': stats(ms),
+                      'overshoot_ms': stats(over)}, indent=2))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
