@@ -61,22 +61,36 @@ class ModelServer:
                 )
                 step = server.script.pop(0) if server.script else server.default
                 time.sleep(step.get('delay', 0.0))
-                if 'body' in step:
+                if 'raw' in step:  # bytes as they are (any encoding, any size)
+                    data = step['raw']
+                elif 'body' in step:
                     payload = (
                         step['body'] if isinstance(step['body'], str) else json.dumps(step['body'])
                     )
+                    data = payload.encode('utf-8')
                 else:
                     wrap = ollama_reply if server.provider == 'ollama' else openai_reply
-                    payload = json.dumps(wrap(step['content']))
-                data = payload.encode('utf-8')
+                    data = json.dumps(wrap(step['content'])).encode('utf-8')
                 try:
                     self.send_response(step.get('status', 200))
                     self.send_header('Content-Type', 'application/json')
-                    self.send_header('Content-Length', str(len(data)))
+                    if step.get('encoding'):
+                        self.send_header('Content-Encoding', step['encoding'])
+                    if not step.get('no_length'):
+                        self.send_header('Content-Length', str(len(data)))
                     self.end_headers()
-                    self.wfile.write(data)
+                    drip = step.get('drip', 0.0)  # seconds between single bytes
+                    if drip:
+                        for i in range(len(data)):
+                            self.wfile.write(data[i:i + 1])
+                            self.wfile.flush()
+                            time.sleep(drip)
+                    else:
+                        self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
+                if step.get('no_length'):
+                    self.close_connection = True
 
         self.httpd = ThreadingHTTPServer(('127.0.0.1', 0), Handler)
         self.httpd.daemon_threads = True

@@ -7,7 +7,11 @@
 
 Every call has explicit connect/read/write/pool timeouts and a hard wall-clock
 bound (the call runs on a worker thread and is abandoned at its budget, so a
-server that drips bytes cannot hold routing past its deadline). A circuit
+server that drips bytes cannot hold routing past its deadline). The body is read
+in chunks against the same deadline and at most ``max_reply_bytes`` of it
+(:data:`MAX_REPLY_BYTES`), so the worker itself stops too, and whatever the
+endpoint sends (size, nesting, encoding) ends as a ``bad_response``. The reply
+is parsed on the worker, inside the budget (``chat(..., parse=...)``). A circuit
 breaker stops calling after ``breaker_failures`` consecutive failures for
 ``breaker_cooldown_s``; then one trial call is let through (half-open).
 
@@ -25,6 +29,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import json
+
 import httpx
 
 from tool_router.errors import LLMError
@@ -40,6 +46,11 @@ TIMEOUT, CONNECT, HTTP, BAD_RESPONSE, CIRCUIT_OPEN = (
     'bad_response',
     'circuit open',
 )
+
+
+# Most bytes of a response body read (a reply of 42 tool names is well under 4 KiB; the
+# chat envelope and a verbose model stay far below this). Larger bodies are refused unread.
+MAX_REPLY_BYTES = 256 * 1024
 
 
 class LLMCallError(LLMError):
@@ -109,6 +120,7 @@ class Reply:
     text: str
     duration_ms: float
     status: int
+    parsed: Any = None  # what ``chat(parse=...)`` returned for ``text`` (None without parse)
 
 
 def endpoint(params: LLMParams) -> str:
@@ -167,12 +179,14 @@ class LLMClient:
         transport: httpx.BaseTransport | None = None,
         api_key: str | None = None,
         clock: Callable[[], float] = time.monotonic,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
     ) -> None:
         self.params = params
+        self.max_reply_bytes = max_reply_bytes
         self.url = endpoint(params)
         self.host = params.host()
         self._api_key = api_key if api_key is not None else os.environ.get(params.api_key_env, '')
-        headers = {'Content-Type': 'application/json'}
+        headers = {'Content-Type': 'application/json', 'Accept-Encoding': 'identity'}
         if self._api_key:
             headers['Authorization'] = f'Bearer {self._api_key}'
         self._http = httpx.Client(
@@ -193,8 +207,18 @@ class LLMClient:
     def _scrub(self, text: str) -> str:
         return text.replace(self._api_key, '***') if self._api_key else text
 
-    def chat(self, system: str, user: str, budget_s: float | None = None) -> Reply:
-        """One chat exchange within ``budget_s`` (default ``timeout_s``); raise LLMCallError."""
+    def chat(
+        self,
+        system: str,
+        user: str,
+        budget_s: float | None = None,
+        parse: Callable[[str], Any] | None = None,
+    ) -> Reply:
+        """One chat exchange within ``budget_s`` (default ``timeout_s``); raise LLMCallError.
+
+        ``parse`` runs on the worker thread, so the budget covers reading *and*
+        parsing the reply: a reply that takes too long to parse is a timeout too.
+        """
         budget = min(
             self.params.timeout_s, budget_s if budget_s is not None else self.params.timeout_s
         )
@@ -203,10 +227,12 @@ class LLMClient:
             raise LLMCallError(CIRCUIT_OPEN, why, where=self.host)
         body = request_body(self.params, system, user)
         start = time.perf_counter()
-        future = self._pool.submit(self._post, body, budget)
+        deadline = time.monotonic() + budget
+        future = self._pool.submit(self._exchange, body, budget, deadline, parse)
         try:
-            status, text = future.result(timeout=budget + 0.02)
+            status, text, parsed = future.result(timeout=max(0.0, deadline - time.monotonic()))
         except concurrent.futures.TimeoutError:
+            future.cancel()  # not started yet (all workers busy): never run it
             self.breaker.record_failure()
             raise LLMCallError(
                 TIMEOUT, f'no reply within {budget:.2f} s', where=self.host
@@ -214,12 +240,73 @@ class LLMClient:
         except LLMCallError:
             self.breaker.record_failure()
             raise
+        except Exception as exc:  # noqa: BLE001 - whatever the reply does, the call degrades
+            self.breaker.record_failure()
+            raise LLMCallError(
+                BAD_RESPONSE, f'reply could not be handled: {type(exc).__name__}', where=self.host
+            ) from None
         self.breaker.record_success()
-        return Reply(text, (time.perf_counter() - start) * 1000.0, status)
+        return Reply(text, (time.perf_counter() - start) * 1000.0, status, parsed)
 
-    def _post(self, body: dict[str, Any], budget: float) -> tuple[int, str]:
+    def _exchange(
+        self,
+        body: dict[str, Any],
+        budget: float,
+        deadline: float,
+        parse: Callable[[str], Any] | None,
+    ) -> tuple[int, str, Any]:
+        status, text = self._post(body, budget, deadline)
+        if time.monotonic() > deadline:
+            raise LLMCallError(TIMEOUT, f'reply read after {budget:.2f} s', where=self.host)
+        return status, text, parse(text) if parse is not None else None
+
+    def _read(self, response: httpx.Response, deadline: float) -> bytes:
+        """The body, read chunk by chunk against the deadline and the size bound."""
+        declared = response.headers.get('Content-Length', '')
+        if declared.isdigit() and int(declared) > self.max_reply_bytes:
+            raise LLMCallError(
+                BAD_RESPONSE,
+                f'reply of {int(declared)} bytes is over the {self.max_reply_bytes}-byte bound',
+                where=self.host,
+            )
+        chunks, size = [], 0
+        for chunk in response.iter_raw():
+            size += len(chunk)
+            if size > self.max_reply_bytes:
+                raise LLMCallError(
+                    BAD_RESPONSE,
+                    f'reply is over the {self.max_reply_bytes}-byte bound',
+                    where=self.host,
+                )
+            if time.monotonic() > deadline:
+                raise LLMCallError(
+                    TIMEOUT, 'reply still arriving after its budget', where=self.host
+                )
+            chunks.append(chunk)
+        return b''.join(chunks)
+
+    def _post(self, body: dict[str, Any], budget: float, deadline: float) -> tuple[int, str]:
         try:
-            response = self._http.post(self.url, json=body, timeout=self._timeout(budget))
+            with self._http.stream(
+                'POST', self.url, json=body, timeout=self._timeout(budget)
+            ) as response:
+                status = response.status_code
+                if status != 200:
+                    raise LLMCallError(
+                        HTTP,
+                        f'HTTP {status} from the model server',
+                        where=self.host,
+                        hint=(
+                            'check llm.model and the API key' if status in (401, 403, 404) else ''
+                        ),
+                    )
+                if response.headers.get('Content-Encoding', 'identity') not in ('identity', ''):
+                    raise LLMCallError(
+                        BAD_RESPONSE,
+                        'compressed reply refused (the request asks for identity encoding)',
+                        where=self.host,
+                    )
+                raw = self._read(response, deadline)
         except httpx.TimeoutException as exc:
             raise LLMCallError(
                 TIMEOUT, f'{type(exc).__name__} after {budget:.2f} s', where=self.host
@@ -235,24 +322,13 @@ class LLMClient:
             raise LLMCallError(
                 CONNECT, self._scrub(f'{type(exc).__name__}: {exc}'), where=self.host
             ) from None
-        if response.status_code != 200:
-            raise LLMCallError(
-                HTTP,
-                f'HTTP {response.status_code} from the model server',
-                where=self.host,
-                hint=(
-                    'check llm.model and the API key'
-                    if response.status_code in (401, 403, 404)
-                    else ''
-                ),
-            )
         try:
-            data = response.json()
-        except ValueError:
+            data = json.loads(raw)  # UTF-8/16/32 by RFC 8259 detection; anything else fails
+        except (ValueError, RecursionError):
             raise LLMCallError(
                 BAD_RESPONSE, 'response body is not JSON', where=self.host
             ) from None
-        return response.status_code, reply_text(self.params.provider, data)
+        return status, reply_text(self.params.provider, data)
 
     def close(self) -> None:
         """Close the connection pool and the worker threads (pending calls are abandoned)."""

@@ -8,6 +8,12 @@
 Names outside the allowed set are kept in ``tools`` (the router's allowlist
 drops them and evaluation counts them as false positives) and listed in
 ``invented``.
+
+Whatever the reply holds, parsing is linear in its length: names are
+de-duplicated through a set, at most :data:`MAX_NAMES` distinct names and
+names of at most :data:`MAX_NAME_LENGTH` characters are kept (the rest are
+counted in ``Parsed.skipped`` and the reason says so), and the scans for
+embedded JSON stop after :data:`MAX_CANDIDATES` candidates.
 """
 
 from __future__ import annotations
@@ -22,6 +28,11 @@ _TOOLS_LIST = re.compile(r'"?tools"?\s*[:=]\s*(\[[^\[\]]*\])', re.DOTALL | re.IG
 _LIST = re.compile(r'\[[^\[\]]*\]', re.DOTALL)
 _QUOTED = re.compile(r'"([^"\\]{1,80})"|\'([^\'\\]{1,80})\'')
 
+# A catalog has 42 tools; a reply naming more distinct names than this is not a selection.
+MAX_NAMES = 128
+MAX_NAME_LENGTH = 80
+MAX_CANDIDATES = 32  # embedded JSON objects / fences tried by the fallback
+
 
 @dataclass
 class Parsed:
@@ -31,21 +42,42 @@ class Parsed:
     invented: list[str] = field(default_factory=list)
     malformed: bool = False
     reason: str = ''
+    skipped: int = 0  # names over MAX_NAMES, too long, or not strings
 
 
-def _names(value: Any) -> list[str] | None:
+class _Names(list[str]):
+    """Distinct names in order, bounded; counts what it refused."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[str] = set()
+        self.skipped = 0
+
+    def add(self, item: Any) -> None:
+        if isinstance(item, dict):  # {"name": "land"} - tolerated
+            item = item.get('name', item.get('tool', ''))
+        if not isinstance(item, (str, int, float)) or isinstance(item, bool) or item == '':
+            self.skipped += 1  # nested lists/objects/null are not names
+            return
+        name = str(item).strip()
+        if not name or name in self.seen:
+            return
+        if len(name) > MAX_NAME_LENGTH or len(self) >= MAX_NAMES:
+            self.skipped += 1
+            return
+        self.seen.add(name)
+        self.append(name)
+
+
+def _names(value: Any) -> _Names | None:
     """The tool names of a decoded value of the schema (or a bare list), else None."""
     if isinstance(value, dict):
         value = value.get('tools')
     if not isinstance(value, list):
         return None
-    out = []
+    out = _Names()
     for item in value:
-        if isinstance(item, dict):  # {"name": "land"} - tolerated
-            item = item.get('name', item.get('tool', ''))
-        name = str(item).strip()
-        if name and name not in out:
-            out.append(name)
+        out.add(item)
     return out
 
 
@@ -68,12 +100,14 @@ def _objects(text: str) -> list[str]:
             depth -= 1
             if depth == 0:
                 spans.append(text[start:i + 1])
+                if len(spans) >= MAX_CANDIDATES:
+                    break
     return spans
 
 
-def _fallback(text: str) -> list[str] | None:
-    candidates = [m.group(1) for m in _FENCE.finditer(text)] + _objects(text)
-    for chunk in candidates:
+def _fallback(text: str) -> _Names | None:
+    fences = [m.group(1) for _, m in zip(range(MAX_CANDIDATES), _FENCE.finditer(text))]
+    for chunk in fences + _objects(text):
         names = _names(_decode(chunk.strip()))
         if names is not None:
             return names
@@ -83,8 +117,10 @@ def _fallback(text: str) -> list[str] | None:
             chunk = match.group(1) if pattern is _TOOLS_LIST else match.group(0)
             names = _names(_decode(chunk))
             if names is None:  # single quotes, trailing commas: pull the quoted strings out
-                names = [a or b for a, b in _QUOTED.findall(chunk)]
-            return list(dict.fromkeys(n.strip() for n in names if n.strip()))
+                names = _Names()
+                for quoted in _QUOTED.finditer(chunk):
+                    names.add(quoted.group(1) or quoted.group(2))
+            return names
     return None
 
 
@@ -101,6 +137,10 @@ def parse_reply(text: str | None, allowed: Collection[str]) -> Parsed:
     if names is None:
         return Parsed(malformed=True, reason='unparseable reply')
     invented = [n for n in names if n not in allowed]
-    return Parsed(
-        names, invented, malformed, 'recovered by the regex fallback' if malformed else ''
-    )
+    reason = 'recovered by the regex fallback' if malformed else ''
+    if names.skipped:
+        reason = '; '.join(
+            r for r in (reason, f'{names.skipped} names skipped (over {MAX_NAMES}, '
+                        f'longer than {MAX_NAME_LENGTH} characters, or not strings)') if r
+        )
+    return Parsed(list(names), invented, malformed, reason, names.skipped)

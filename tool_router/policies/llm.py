@@ -83,8 +83,12 @@ class LLMConsultant:
             red = redact(text, self.params.names_to_redact())
             sent, facts['redacted'] = red.text, red.count
         try:
+            # Parsed on the client's worker, inside the budget (invented = not in the catalog).
             reply = self.client.chat(
-                system_prompt(self.catalog, names), user_prompt(sent), budget_s
+                system_prompt(self.catalog, names),
+                user_prompt(sent),
+                budget_s,
+                parse=lambda reply_text: parse_reply(reply_text, self.catalog.names),
             )
         except LLMCallError as exc:
             # circuit open: nothing was sent; any other failure: the request did go out.
@@ -97,7 +101,7 @@ class LLMConsultant:
         facts.update(
             sent=True, duration_ms=round(reply.duration_ms, 3), circuit=self.client.breaker.state
         )
-        parsed = parse_reply(reply.text, self.catalog.names)  # invented = not in the catalog
+        parsed = reply.parsed
         facts['malformed'], facts['invented'] = parsed.malformed, parsed.invented
         if not parsed.tools and parsed.reason in ('empty reply', 'unparseable reply'):
             facts['error'] = parsed.reason
