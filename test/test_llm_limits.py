@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from test_llm_server import ModelServer, openai_reply
+from llm_server import ModelServer, openai_reply
 from tool_router.llm.client import MAX_REPLY_BYTES
 from tool_router.llm.parse import MAX_NAMES, parse_reply
 from tool_router.llm.settings import LLMParams
