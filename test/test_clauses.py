@@ -39,9 +39,9 @@ def test_roles_conditions_and_gating():
     clauses = split_clauses('If the wind exceeds 12 m/s, return home')
     assert [c.role for c in clauses] == ['condition', 'action']
     assert clauses[0].marker == 'if'
-    assert clauses[1].condition == 'the wind exceeds 12 m/s'
+    assert clauses[1].condition == 'if the wind exceeds 12 m/s'
     trailing = split_clauses('land if the battery is below 20%')
-    assert trailing[0].condition == 'the battery is below 20%'
+    assert trailing[0].condition == 'if the battery is below 20%'
 
 
 def test_negation_is_marked():

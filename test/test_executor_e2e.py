@@ -61,3 +61,56 @@ def test_route_confirm_dispatch_trace(tmp_path):
         peer.close()
         codes = [p.stop() for p in (executor, sim, router)]
     assert codes == [0, 0, 0]
+
+
+def test_battery_watch_lands_the_simulator_at_25_percent(tmp_path):
+    """The demo of docs/EXECUTOR.md: the router gates land on the battery, the executor arms a
+    watch, the simulator's battery drains in the air, land runs once when it drops below 25 %."""
+    from rclpy.qos import DurabilityPolicy, QoSProfile
+    from std_msgs.msg import String
+    from std_srvs.srv import Trigger
+    from test_executor_nodes import read_records
+    from tool_router.srv import RouteRequest
+    trace_dir = tmp_path / 'traces'
+    router = NodeProcess('tool_router.nodes.router_node', '-p', 'chroma_ephemeral:=true')
+    sim = start('tool_router.nodes.sim_vehicle', '-p', 'battery_pct:=27.0',
+                '-p', 'battery_drain_pct_per_s:=0.5', '-p', 'state_period_s:=0.2',
+                ready='simulated vehicle ready')
+    executor = start('tool_router.nodes.executor_node', '-p', f'trace_dir:={trace_dir}',
+                     '-p', 'watch_period_s:=0.2', ready='executor ready')
+    peer = RosPeer()
+    try:
+        assert router.wait_for('serving /route_request', 120), router.output
+        states = peer.watch(String, '/sim/state',
+                            QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+        for command in ('arm_motors', 'takeoff'):  # the vehicle is flying already
+            assert peer.call(Trigger, f'/sim/{command}', Trigger.Request()).success
+        resp = peer.call(RouteRequest, '/route_request', RouteRequest.Request(
+            text='monitor the battery and land when it drops below 25%'), timeout_s=60)
+        assert resp.success and sorted(resp.tools) == ['battery_status', 'land'], resp
+        assert 'land waits for battery_status.battery_pct < 25 %' in resp.message
+        rid = resp.request_id
+
+        def mine(kind):
+            return [r for r in read_records(trace_dir) if r['request_id'] == rid
+                    and (r.get('record') == 'watch') == (kind == 'watch')]
+        assert wait_until(lambda: len(mine('request')) == 2, 30), executor.output
+        first, action = mine('request')
+        assert [t['tool'] for t in first['tools']] == ['battery_status', 'land']
+        assert [t['outcome'] for t in first['tools']] == ['dispatched', 'armed']
+        assert first['tools'][0]['message'].startswith('battery 2')  # read before arming
+        armed, fired = mine('watch')
+        assert (armed['event'], fired['event']) == ('armed', 'fired')
+        assert 24.0 <= fired['value'] < 25.0, fired
+        assert [t['outcome'] for t in action['tools']] == ['dispatched']
+        assert action['tools'][0]['message'] == 'landed at the current position'
+        assert wait_until(lambda: json.loads(states[-1].data)['phase'] == 'landed', 5)
+        landed_at = json.loads(states[-1].data)['battery_pct']
+        assert 24.0 <= landed_at < 25.0
+        watches = cli('watch', 'list', '--all', '--json')
+        assert [w['state'] for w in json.loads(watches.stdout)
+                if w['request_id'] == rid] == ['fired']
+    finally:
+        peer.close()
+        codes = [p.stop() for p in (executor, sim, router)]
+    assert codes == [0, 0, 0]

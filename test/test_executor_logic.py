@@ -224,14 +224,14 @@ def test_pipeline_text_cannot_grant_confirmation(rules, catalog):
     assert rec.tools[0].outcome == 'denied'
 
 
-def test_pipeline_conditional_tools_recorded_not_executed(rules, catalog):
+def test_pipeline_without_watches_never_runs_conditional_tools(rules, catalog):
     pipe, disp, conf = make_pipeline(rules, catalog)
     rec = pipe.process(sel(['battery_status', 'return_to_home'],
                            conditions=['', 'if the battery drops below 20%']))
     assert disp.calls == ['battery_status'] and conf.asked == []
     t = rec.tools[1]
-    assert (t.outcome, t.condition) == ('skipped_conditional', 'if the battery drops below 20%')
-    assert 'out of scope' in t.message and any('out of scope' in n for n in rec.notes)
+    assert (t.outcome, t.condition) == ('not_armed', 'if the battery drops below 20%')
+    assert 'without condition watches' in t.message
 
 
 def test_pipeline_shadow_executes_nothing(rules, catalog):

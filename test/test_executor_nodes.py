@@ -111,7 +111,8 @@ def wait_record(directory: Path, rid: str, timeout_s: float = 10.0) -> dict:
     found: list[dict] = []
 
     def look() -> bool:
-        found[:] = [r for r in read_records(directory) if r['request_id'] == rid]
+        found[:] = [r for r in read_records(directory)
+                    if r['request_id'] == rid and r.get('record') != 'watch']
         return bool(found)
     assert wait_until(look, timeout_s), f'no trace record for {rid} in {directory}'
     return found[0]
@@ -146,7 +147,9 @@ def rig(tmp_path_factory):
         'tool_router.nodes.executor_node', '-p', 'mode:=shadow', '-p', f'trace_dir:={b_dir}',
         '-p', 'selection_topic:=/test/selected_b', '-p', 'confirm_service:=/test_b/confirm',
         '-p', 'confirmation_topic:=/test_b/confirmation_requests',
-        '-p', 'trace_topic:=/test_b/traces', ready='executor ready')
+        '-p', 'trace_topic:=/test_b/traces', '-p', 'watch_events_topic:=/test_b/watch_events',
+        '-p', 'list_watches_service:=/test_b/list_watches',
+        '-p', 'cancel_watch_service:=/test_b/cancel_watch', ready='executor ready')
     peer = RosPeer()
     from rclpy.qos import DurabilityPolicy, QoSProfile
     from std_msgs.msg import String
@@ -313,14 +316,87 @@ def test_unreachable_endpoint_is_a_traced_failure_within_the_timeout(rig):
     assert rec['stop_reason'] == 'completed_with_errors'
 
 
-def test_conditional_tool_recorded_not_executed(rig):
-    rid = rig['peer'].select('/test/selected_a', ['battery_status', 'return_to_home'],
-                             conditions=['', 'if the battery drops below 20 percent'])
-    rec = wait_record(rig['a'], rid)
-    assert outcomes(rec) == ['dispatched', 'skipped_conditional']
-    assert rec['tools'][1]['condition'] == 'if the battery drops below 20 percent'
-    assert any('out of scope' in note for note in rec['notes'])
-    assert sim_state(rig)['last_command'] != 'return_to_home'
+def watch_records(directory: Path, rid: str) -> list[dict]:
+    return [r for r in read_records(directory)
+            if r.get('record') == 'watch' and r['request_id'] == rid]
+
+
+def test_condition_watch_fires_once_over_dds_and_late_joiners_see_its_events(rig):
+    from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile
+    from tool_router.msg import WatchEvent
+    peer = rig['peer']
+    rid = peer.select('/test/selected_a', ['gimbal_control', 'battery_status'],
+                      conditions=['when the battery reaches 100%', ''])
+    assert wait_until(lambda: len(watch_records(rig['a'], rid)) >= 2, 15), rig['executor'].output
+    armed, fired = watch_records(rig['a'], rid)[:2]
+    assert (armed['event'], fired['event']) == ('armed', 'fired')
+    assert fired['predicate'] == 'battery_status.battery_pct <= 100 %' and fired['value'] <= 100
+    assert wait_until(lambda: len([r for r in read_records(rig['a'])
+                                   if r['request_id'] == rid and 'tools' in r]) == 2, 10)
+    records = [r for r in read_records(rig['a']) if r['request_id'] == rid and 'tools' in r]
+    first, action = records
+    # the sensor the condition names is read first, the gated tool armed, then run once
+    assert [t['tool'] for t in first['tools']] == ['battery_status', 'gimbal_control']
+    assert outcomes(first) == ['dispatched', 'armed']
+    assert outcomes(action) == ['dispatched'] and action['notes'] == [
+        f"fired by watch {fired['watch_id']}"]
+    # a subscriber that joins afterwards still receives the events (transient local)
+    late = peer.watch(WatchEvent, '/executor/watch_events', QoSProfile(
+        depth=50, history=HistoryPolicy.KEEP_LAST, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+    assert wait_until(lambda: [m.event for m in late if m.request_id == rid] ==
+                      ['armed', 'fired'], 10)
+
+
+def test_unreadable_condition_is_not_armed_over_dds(rig):
+    rid = rig['peer'].select('/test/selected_a', ['wind_estimate', 'return_to_home'],
+                             conditions=['', 'if it gets too windy'])
+    rec = wait_record(rig['a'], rid, 15)
+    assert rec['tools'][1]['outcome'] == 'not_armed'
+    assert 'no threshold' in rec['tools'][1]['message']
+    assert watch_records(rig['a'], rid) == []
+
+
+def test_watch_list_and_cancel_through_the_cli(rig):
+    from test_executor_e2e import cli
+    rid = rig['peer'].select('/test/selected_a', ['gimbal_control'],
+                             conditions=['when the battery drops below 1%'])
+    assert wait_until(lambda: len(watch_records(rig['a'], rid)) == 1, 15)
+    listed = cli('watch', 'list', '--json')
+    assert listed.returncode == 0, listed.stderr
+    mine = [w for w in json.loads(listed.stdout) if w['request_id'] == rid]
+    assert [(w['tool'], w['state']) for w in mine] == [('gimbal_control', 'armed')]
+    assert mine[0]['predicate'] == 'battery_status.battery_pct < 1 %'
+    out = cli('watch', 'cancel', mine[0]['watch_id'], '--operator', 'alice')
+    assert out.returncode == 0 and mine[0]['watch_id'] in out.stdout, out.stderr
+    again = cli('watch', 'cancel', mine[0]['watch_id'])
+    assert again.returncode == 1 and 'no armed watch' in again.stderr
+    events = [r['event'] for r in watch_records(rig['a'], rid)]
+    assert events == ['armed', 'cancelled']
+    assert watch_records(rig['a'], rid)[1]['reason'] == 'cancelled by alice'
+
+
+def test_restart_cancels_watches_and_traces_it(rig, tmp_path):
+    import signal
+    trace_dir = tmp_path / 'restart'
+    names = ['-p', 'selection_topic:=/test/selected_r', '-p', 'confirm_service:=/test_r/confirm',
+             '-p', 'confirmation_topic:=/test_r/confirmation_requests',
+             '-p', 'trace_topic:=/test_r/traces', '-p', 'watch_events_topic:=/test_r/watch_events',
+             '-p', 'list_watches_service:=/test_r/list_watches',
+             '-p', 'cancel_watch_service:=/test_r/cancel_watch', '-p', f'trace_dir:={trace_dir}']
+    first = start('tool_router.nodes.executor_node', *names, ready='executor ready')
+    rid = rig['peer'].select('/test/selected_r', ['gimbal_control'],
+                             conditions=['after 10 minutes'])
+    assert wait_until(lambda: len(watch_records(trace_dir, rid)) == 1, 15), first.output
+    first.stop(signal.SIGKILL)
+    second = start('tool_router.nodes.executor_node', *names, ready='executor ready')
+    try:
+        events = watch_records(trace_dir, rid)
+        assert [e['event'] for e in events] == ['armed', 'cancelled']
+        assert 'executor restarted' in events[1]['reason']
+    finally:
+        assert second.stop() == 0
+    # a clean shutdown cancels and traces too (nothing was armed in the second run)
+    assert [e['event'] for e in watch_records(trace_dir, rid)] == ['armed', 'cancelled']
 
 
 def test_shadow_mode_executes_nothing_but_traces_everything(rig):
@@ -362,7 +438,10 @@ def test_trace_summary_cli_over_the_run(rig):
                          timeout=60)
     assert out.returncode == 0, out.stderr
     summary = json.loads(out.stdout)
-    assert summary['records'] == len(read_records(rig['a']))
+    everything = read_records(rig['a'])
+    watches = [r for r in everything if r.get('record') == 'watch']
+    assert summary['records'] == len(everything) - len(watches)
+    assert sum(summary['watch_events'].values()) == len(watches) >= 4
     assert summary['per_tool']['battery_status']['dispatched'] >= 1
     assert summary['failures']['permission_denied'] >= 1
     assert 'p99' in summary['stage_latency_ms']['total']

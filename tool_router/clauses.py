@@ -218,7 +218,8 @@ def split_clauses(text: str) -> list[Clause]:
         negated = bool(NEGATIONS.search(body))
         condition = ''
         if role == 'condition':
-            pending_condition = body
+            # the executor reads the connective too ("unless" and "until" are not "when")
+            pending_condition = f'{marker} {body}'
             # An action clause that precedes its condition ("land if X") is gated too.
             if (
                 clauses
@@ -226,7 +227,7 @@ def split_clauses(text: str) -> list[Clause]:
                 and not clauses[-1].condition
                 and marker != 'until'
             ):
-                clauses[-1] = replace(clauses[-1], condition=body)
+                clauses[-1] = replace(clauses[-1], condition=pending_condition)
         elif pending_condition:
             condition, pending_condition = pending_condition, ''
         steering = bool(STEERING.search(body))

@@ -126,7 +126,8 @@ def serve_processes(args: argparse.Namespace) -> list[tuple[str, list[str]]]:
         exec_params += getattr(args, 'executor_param', [])
         procs.append(('executor_node', node_command('executor_node', exec_params)))
     if getattr(args, 'sim', False):
-        procs.append(('sim_vehicle', node_command('sim_vehicle', [])))
+        procs.append(('sim_vehicle', node_command('sim_vehicle',
+                                                  getattr(args, 'sim_param', []))))
     return procs
 
 
@@ -310,6 +311,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help='extra router parameter, ROS syntax (repeatable)',
     )
     p.add_argument('--sim', action='store_true', help='also start the simulated vehicle')
+    p.add_argument(
+        '--sim-param',
+        action='append',
+        default=[],
+        metavar='NAME:=VALUE',
+        help='simulator parameter, e.g. battery_pct:=30 battery_drain_pct_per_s:=0.5 (repeatable)',
+    )
     p.add_argument(
         '--mode',
         choices=['execute', 'dry_run', 'shadow'],

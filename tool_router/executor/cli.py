@@ -61,6 +61,51 @@ def cmd_confirm(args: argparse.Namespace) -> int:
     return 0 if resp.success else 1
 
 
+def cmd_watch(args: argparse.Namespace) -> int:
+    """List or cancel the executor's condition watches."""
+    from tool_router.executor.ros_client import call_service
+    from tool_router.srv import CancelWatch, ListWatches
+
+    if args.action == 'list':
+        resp = call_service(ListWatches, args.list_service,
+                            ListWatches.Request(include_ended=args.all), args.timeout)
+        watches = json.loads(resp.watches_json or '[]')
+        if args.json:
+            print(json.dumps(watches))
+        else:
+            print(format_watches(watches))
+        return 0
+    if not args.watch_id and not args.request:
+        print('tool-router: watch cancel needs a WATCH_ID or --request ID', file=sys.stderr)
+        return 2
+    resp = call_service(CancelWatch, args.cancel_service, CancelWatch.Request(
+        watch_id=args.watch_id or '', request_id=args.request or '',
+        operator_name=args.operator or getpass.getuser()), args.timeout)
+    if args.json:
+        print(json.dumps({'success': resp.success, 'message': resp.message,
+                          'cancelled': list(resp.cancelled)}))
+    else:
+        print(resp.message, file=sys.stdout if resp.success else sys.stderr)
+    return 0 if resp.success else 1
+
+
+def format_watches(watches: list[dict]) -> str:
+    """One line per watch: id, state, tool, predicate, samples, last value, time left."""
+    import time
+
+    if not watches:
+        return 'no watches'
+    lines = []
+    for w in watches:
+        left = w['expires_at'] - time.time()
+        when = f'expires in {left:.0f} s' if w['state'] == 'armed' else w['reason']
+        value = '' if w['value'] is None else f"  last {w['value']}"
+        error = f"  ({w['last_error']})" if w['last_error'] else ''
+        lines.append(f"{w['watch_id']}  {w['state']:9s} {w['tool']} when {w['predicate']}  "
+                     f"[request {w['request_id']}, {w['samples']} samples{value}, {when}]{error}")
+    return '\n'.join(lines)
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the executor's sub-commands to the ``tool-router`` parser."""
     p = sub.add_parser('trace', help='summarise, validate or follow executor traces')
@@ -86,3 +131,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument('--timeout', type=float, default=10.0, help='seconds to wait for the service')
     p.add_argument('--json', action='store_true')
     p.set_defaults(handler=cmd_confirm)
+
+    p = sub.add_parser('watch', help='list or cancel condition watches')
+    p.add_argument('action', choices=['list', 'cancel'])
+    p.add_argument('watch_id', nargs='?', default='', help='cancel: the watch id')
+    p.add_argument('--request', default='', help='cancel: every watch of this request id')
+    p.add_argument('--all', action='store_true', help='list: also recently ended watches')
+    p.add_argument('--operator', default='', help='cancel: your name, recorded in the trace')
+    p.add_argument('--list-service', default='/executor/list_watches')
+    p.add_argument('--cancel-service', default='/executor/cancel_watch')
+    p.add_argument('--timeout', type=float, default=10.0, help='seconds to wait for the service')
+    p.add_argument('--json', action='store_true')
+    p.set_defaults(handler=cmd_watch)

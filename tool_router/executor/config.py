@@ -62,6 +62,17 @@ class ExecutorConfig(BaseModel):
     trace_fsync: bool = Field(True, description='fsync after every record.')
     trace_mcap: bool = Field(False, description='Also record ExecutionTrace messages to an MCAP '
                                                 'bag in trace_dir.')
+    watch_ttl_s: float = Field(600.0, gt=0, le=86400, description='A condition watch that has '
+                                                                  'not fired by then expires.')
+    watch_period_s: float = Field(0.5, gt=0, le=60, description='Seconds between two readings '
+                                                                'of a watched sensor.')
+    max_watches: int = Field(32, ge=1, le=1000, description='Watches armed at once; beyond, a '
+                                                            'conditional tool is not armed.')
+    watch_events_topic: str = Field('/executor/watch_events', description='WatchEvent output '
+                                    '(transient local, so late joiners see recent events).')
+    list_watches_service: str = Field('/executor/list_watches', description='ListWatches service.')
+    cancel_watch_service: str = Field('/executor/cancel_watch',
+                                      description='CancelWatch service.')
     redact: RedactConfig = Field(default_factory=RedactConfig)
     bindings: dict[str, str] = Field(default_factory=dict,
                                      description='Tool name -> endpoint (trigger:/x, setbool:/x, '

@@ -6,26 +6,39 @@ are injected (:class:`Confirmer`, :class:`~tool_router.executor.dispatch.Dispatc
 so the node supplies ROS implementations and tests supply fakes.
 
 Hard rules: the request text is never consulted for permissions or
-confirmations; tools with a condition are recorded, not executed; shadow
-mode calls nothing.
+confirmations; a tool with a condition is never run at once: its condition is
+read into a predicate (:mod:`.conditions`) and a watch is armed
+(:mod:`.watches`) after the request's other tools ran, or, when the condition
+cannot be read, the tool is not armed and the trace says why; when a watch
+fires, the tool goes through :meth:`ExecutionPipeline.process` again, so its
+permission and confirmation are decided then. Shadow mode calls and arms nothing.
 """
 from __future__ import annotations
 
 import json
 import time
-from typing import Callable, Protocol
+from typing import Any, Callable, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from tool_router.catalog import Catalog, Kind
+from tool_router.errors import ToolRouterError
+from tool_router.executor.conditions import Parsed, Predicate, parse_condition, sensors_of
 from tool_router.executor.dispatch import (Binding, BindingKind, Dispatcher, DispatchResult,
                                            Mode)
 from tool_router.executor.permissions import Action, PermissionPolicy
 from tool_router.executor.traces import (Candidate, ConfirmationOutcome, Redactor, Stamps,
                                          ToolTrace, TraceRecord)
 
-CONDITIONAL_NOTE = 'conditional execution is out of scope: tools with a condition are recorded, ' \
-                   'not executed'
+
+
+class WatchArmer(Protocol):
+    """Arms a condition watch (the :class:`~tool_router.executor.watches.WatchManager`)."""
+
+    def arm(self, request_id: str, tool: str, predicate: Predicate,
+            request_text: str = '') -> Any:
+        """Arm and return the watch (with ``watch_id``, ``expires_at``); may raise."""
+        ...
 
 
 class Selection(BaseModel):
@@ -43,6 +56,7 @@ class Selection(BaseModel):
     conditions: list[str] = Field(default_factory=list)
     explanation_json: str = ''
     routed: float | None = Field(None, description='Router stamp, seconds since the epoch.')
+    fired_by: str = Field('', description='Watch id when a fired watch runs this selection.')
 
 
 class ConfirmRequest(BaseModel):
@@ -92,7 +106,7 @@ class ExecutionPipeline:
                  bindings: dict[str, Binding], confirmer: Confirmer, dispatcher: Dispatcher, *,
                  mode: Mode = Mode.EXECUTE, confirm_timeout_s: float = 30.0,
                  call_timeout_s: float = 3.0, stop_on_failure: bool = True,
-                 redactor: Redactor | None = None,
+                 redactor: Redactor | None = None, watches: WatchArmer | None = None,
                  clock: Callable[[], float] = time.time) -> None:
         self.catalog = catalog
         self.permissions = permissions
@@ -104,21 +118,23 @@ class ExecutionPipeline:
         self.call_timeout_s = call_timeout_s
         self.stop_on_failure = stop_on_failure
         self.redactor = redactor or Redactor()
+        self.watches = watches
         self.clock = clock
         self._tools = catalog.by_name
 
     def process(self, sel: Selection, received: float | None = None) -> TraceRecord:
         """Decide, confirm and dispatch every tool of ``sel``; return its trace record."""
         received = self.clock() if received is None else received
-        traces = self._decide(sel)
+        sel, parsed = condition_order(sel)
+        traces = self._decide(sel, parsed)
         decided = self.clock()
         self._confirm(sel, traces)
         resolved = self.clock()
-        stopped_by = self._dispatch(sel, traces)
+        stopped_by = self._dispatch(sel, traces, parsed)
         done = self.clock()
         candidates, drops = _explanation(sel)
         redacted = self.redactor(sel.request_text)
-        notes = [CONDITIONAL_NOTE] if any(t.condition for t in traces) else []
+        notes = [f'fired by watch {sel.fired_by}'] if sel.fired_by else []
         return TraceRecord(
             request_id=sel.request_id, mode=self.mode.value, request_text=redacted,
             redacted=self.redactor.enabled, policy=sel.policy, fallback_used=sel.fallback_used,
@@ -130,10 +146,11 @@ class ExecutionPipeline:
             stop_reason=self._stop_reason(traces, stopped_by), notes=notes)
 
     # -- stages ------------------------------------------------------------
-    def _decide(self, sel: Selection) -> list[ToolTrace]:
+    def _decide(self, sel: Selection, parsed: dict[int, Parsed]) -> list[ToolTrace]:
         traces = []
         for i, tool in enumerate(sel.tools):
             condition = sel.conditions[i] if i < len(sel.conditions) else ''
+            # a conditional tool's permission is only previewed now; it counts when it fires
             decision = self.permissions.decide(tool, count=not condition)
             known = self._tools.get(tool)
             binding = self.bindings.get(tool)
@@ -145,15 +162,22 @@ class ExecutionPipeline:
                 endpoint=binding.spec if binding else '',
                 outcome='denied' if decision.action is Action.DENY else 'shadow',
                 failure_mode=decision.failure_mode)
-            if condition:
-                trace.outcome = 'skipped_conditional'
+            reading = parsed.get(i)
+            if condition and decision.failure_mode != 'router_fault' and reading is not None:
                 trace.failure_mode = ''
-                trace.message = f'gated by condition {condition!r}; {CONDITIONAL_NOTE}'
+                if isinstance(reading, Predicate):
+                    trace.outcome = 'armed'  # armed in _dispatch, after the earlier tools ran
+                    trace.message = f'waits for {reading.describe()}; permission is decided ' \
+                                    'again when it fires'
+                else:
+                    trace.outcome, trace.failure_mode = 'not_armed', 'condition_unreadable'
+                    trace.message = f'condition not executable: {reading.reason}'
             traces.append(trace)
         return traces
 
     def _confirm(self, sel: Selection, traces: list[ToolTrace]) -> None:
-        waiting = [t for t in traces if t.decision == 'confirm' and not t.condition]
+        waiting = [t for t in traces if t.decision == 'confirm' and not t.condition
+                   and t.outcome != 'denied']
         if not waiting:
             return
         if self.mode is Mode.SHADOW:
@@ -174,14 +198,17 @@ class ExecutionPipeline:
                 t.message = (f'operator denied{who}' if result.outcome == 'denied' else
                              f'no operator decision within {self.confirm_timeout_s:g} s')
 
-    def _dispatch(self, sel: Selection, traces: list[ToolTrace]) -> str:
+    def _dispatch(self, sel: Selection, traces: list[ToolTrace], parsed: dict[int, Parsed]) -> str:
         """Dispatch in order; return the actuator that stopped the request ('' = none)."""
         stopped_by = ''
-        for t in traces:
-            if t.outcome == 'skipped_conditional':
+        for i, t in enumerate(traces):
+            if t.outcome == 'not_armed':
                 continue
             known = self._tools.get(t.tool)
             actuator = known is None or known.kind is Kind.ACTUATOR
+            if t.outcome == 'armed':
+                self._arm(sel, t, stopped_by, parsed[i])
+                continue
             if t.outcome == 'denied':
                 if actuator and self.stop_on_failure and not stopped_by:
                     stopped_by = t.tool
@@ -218,6 +245,31 @@ class ExecutionPipeline:
                 stopped_by = t.tool
         return stopped_by
 
+    def _arm(self, sel: Selection, t: ToolTrace, stopped_by: str, predicate: Parsed) -> None:
+        """Arm the watch of a conditional tool (or say why it is not armed)."""
+        if self.mode is Mode.SHADOW:
+            t.outcome, t.message = 'shadow', f'shadow mode: would {t.message}'
+            return
+        if stopped_by and self.stop_on_failure:
+            t.outcome = 'skipped_after_failure'
+            t.message = f'not armed: {stopped_by} was denied or failed earlier in the request'
+            return
+        if self.watches is None or not isinstance(predicate, Predicate):
+            t.outcome, t.failure_mode = 'not_armed', 'internal_error'
+            t.message = 'not armed: this executor runs without condition watches'
+            return
+        try:
+            watch = self.watches.arm(sel.request_id, t.tool, predicate, sel.request_text)
+        except ToolRouterError as exc:
+            t.outcome, t.failure_mode = 'not_armed', 'watch_limit'
+            t.message = f'not armed: {exc.what}'
+            return
+        t.watch_id = watch.watch_id
+        t.finished = self.clock()
+        t.message = (f'watch {watch.watch_id} armed: {t.tool} runs once when '
+                     f'{predicate.describe()} (expires in {watch.expires_at - t.finished:.0f} s; '
+                     'permission decided when it fires)')
+
     def _stop_reason(self, traces: list[ToolTrace], stopped_by: str) -> str:
         if not traces:
             return 'no_tools'
@@ -228,3 +280,32 @@ class ExecutionPipeline:
         if any(t.outcome in ('denied', 'failed') for t in traces):
             return 'completed_with_errors'
         return 'completed'
+
+
+def condition_order(sel: Selection) -> tuple[Selection, dict[int, Parsed]]:
+    """Read each condition and put the sensors it names before the tool it gates.
+
+    Returns the (possibly reordered) selection and, per tool index of that
+    selection, the parsed condition of each conditional tool.
+    """
+    tools = list(sel.tools)
+    conditions = [sel.conditions[i] if i < len(sel.conditions) else '' for i in range(len(tools))]
+    order = list(range(len(tools)))
+    for i, condition in enumerate(conditions):
+        if not condition:
+            continue
+        others = tools[:i] + tools[i + 1:]
+        for sensor in sensors_of(parse_condition(condition, others)):
+            if sensor in tools and order.index(tools.index(sensor)) > order.index(i):
+                order.remove(tools.index(sensor))
+                order.insert(order.index(i), tools.index(sensor))
+    if order != list(range(len(tools))):
+        def pick(values: list[Any]) -> list[Any]:
+            return [values[j] for j in order] if len(values) == len(tools) else values
+        sel = sel.model_copy(update={
+            'tools': pick(tools), 'scores': pick(list(sel.scores)),
+            'clause_index': pick(list(sel.clause_index)), 'conditions': pick(conditions)})
+    conds = [sel.conditions[i] if i < len(sel.conditions) else '' for i in range(len(sel.tools))]
+    parsed = {i: parse_condition(c, sel.tools[:i] + sel.tools[i + 1:])
+              for i, c in enumerate(conds) if c}
+    return sel, parsed

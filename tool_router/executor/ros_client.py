@@ -34,14 +34,21 @@ def call_confirm(request_id: str, tool: str, approve: bool, operator_name: str,
     """Call the ConfirmTool service once; raise ToolRouterError when it does not answer."""
     from tool_router.srv import ConfirmTool
 
-    session = _Session('tool_router_confirm')
+    return call_service(ConfirmTool, service, ConfirmTool.Request(
+        request_id=request_id, tool=tool, approve=approve, operator_name=operator_name),
+        timeout_s, 'tool_router_confirm')
+
+
+def call_service(srv_type: Any, service: str, request: Any, timeout_s: float = 10.0,
+                 prefix: str = 'tool_router_cli') -> Any:
+    """Call one service once and return its response; ToolRouterError when nobody answers."""
+    session = _Session(prefix)
     try:
-        client = session.node.create_client(ConfirmTool, service)
+        client = session.node.create_client(srv_type, service)
         if not client.wait_for_service(timeout_sec=timeout_s):
             raise ToolRouterError(f'service {service} not available after {timeout_s:g} s',
                                   hint='is the executor running? `tool-router serve`')
-        future = client.call_async(ConfirmTool.Request(
-            request_id=request_id, tool=tool, approve=approve, operator_name=operator_name))
+        future = client.call_async(request)
         session.executor.spin_until_future_complete(future, timeout_sec=timeout_s)
         if not future.done():
             future.cancel()

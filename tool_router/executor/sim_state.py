@@ -14,12 +14,13 @@ import math
 import threading
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Callable
+from typing import Any, Callable
+
+from tool_router.executor.conditions import HOME, distance_m, encode_reading
 
 SETBOOL_TOOLS = ('spotlight', 'video_recorder', 'area_mapping')
 MOTION_IN_AIR = ('hold_position', 'goto_waypoint', 'execute_mission', 'set_altitude', 'set_speed',
                  'set_heading', 'orbit_point', 'follow_target')
-HOME = (47.3977, 8.5456)  # latitude, longitude of the simulated launch point
 
 
 @dataclass
@@ -39,6 +40,8 @@ class VehicleState:
     lat: float = HOME[0]
     lon: float = HOME[1]
     terminated: bool = False
+    mission: str = 'none'  # none | running | finished
+    mission_elapsed_s: float = 0.0
     commands: int = 0
     last_command: str = ''
     history: list[str] = field(default_factory=list)
@@ -56,23 +59,29 @@ class SimVehicle:
     """Thread-safe believable vehicle; :meth:`command` runs one tool."""
 
     def __init__(self, takeoff_altitude_m: float = 10.0, drain_pct_per_s: float = 0.05,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, battery_pct: float = 100.0,
+                 mission_duration_s: float = 30.0) -> None:
         self.takeoff_altitude_m = takeoff_altitude_m
         self.drain_pct_per_s = drain_pct_per_s
+        self.mission_duration_s = mission_duration_s
         self._clock = clock
         self._last = clock()
-        self.state = VehicleState()
+        self.state = VehicleState(battery_pct=battery_pct)
         self._lock = threading.Lock()
 
     # -- time --------------------------------------------------------------
     def advance(self) -> None:
-        """Drain the battery for the time spent in the air since the last call."""
+        """Drain the battery for the time in the air since the last call; run the mission."""
         now = self._clock()
         dt, self._last = max(0.0, now - self._last), now
-        if self.state.phase == 'airborne':
-            extra = 0.5 if self.state.spotlight else 0.0
-            self.state.battery_pct = max(0.0, self.state.battery_pct
-                                         - dt * (self.drain_pct_per_s + extra * 0.01))
+        s = self.state
+        if s.phase == 'airborne':
+            extra = 0.5 if s.spotlight else 0.0
+            s.battery_pct = max(0.0, s.battery_pct - dt * (self.drain_pct_per_s + extra * 0.01))
+            if s.mission == 'running':
+                s.mission_elapsed_s += dt
+                if s.mission_elapsed_s >= self.mission_duration_s:
+                    s.mission, s.mode, s.speed_mps = 'finished', 'LOITER', 0.0
 
     def snapshot(self) -> dict:
         """The state as a JSON-ready dict (without the history)."""
@@ -93,7 +102,8 @@ class SimVehicle:
                 reader = SENSORS.get(tool)
                 if reader is None:
                     return Answer(False, f'unknown tool {tool!r}')
-                answer = Answer(True, reader(self.state))
+                answer = Answer(True, encode_reading(reader(self.state),
+                                                     READINGS[tool](self.state)))
             elif tool in SETBOOL_TOOLS:
                 answer = handler(True if value is None else value)
             else:
@@ -146,6 +156,8 @@ class SimVehicle:
             return self._refuse('already on the ground')
         s.phase, s.mode, s.altitude_m, s.speed_mps = 'landed', 'LAND', 0.0, 0.0
         s.mapping = False
+        if s.mission == 'running':
+            s.mission = 'none'
         return Answer(True, how)
 
     def _do_land(self) -> Answer:
@@ -175,8 +187,9 @@ class SimVehicle:
             msg='flying to the waypoint'))
 
     def _do_execute_mission(self) -> Answer:
-        return self._in_air('execute_mission', lambda s: _set(s, mode='MISSION', speed_mps=6.0,
-                                                              msg='mission started (item 1/8)'))
+        return self._in_air('execute_mission', lambda s: _set(
+            s, mode='MISSION', speed_mps=6.0, mission='running', mission_elapsed_s=0.0,
+            msg=f'mission started (item 1/8, about {self.mission_duration_s:g} s)'))
 
     def _do_set_altitude(self) -> Answer:
         return self._in_air('set_altitude', lambda s: _set(
@@ -204,7 +217,7 @@ class SimVehicle:
             return self._refuse('motors are already stopped')
         fell = s.phase == 'airborne'
         s.phase, s.mode, s.altitude_m, s.speed_mps = 'disarmed', 'TERMINATED', 0.0, 0.0
-        s.terminated = True
+        s.terminated, s.mission = True, 'none'
         s.recording = s.mapping = s.spotlight = False
         return Answer(True, 'motors cut' + (' in flight: vehicle fell' if fell else ''))
 
@@ -283,18 +296,64 @@ SENSORS: dict[str, Callable[[VehicleState], str]] = {
     'thermal_camera': _camera('thermal image (max 31.2 C)'),
     'multispectral_camera': _camera('multispectral image (mean NDVI 0.62)'),
     'lidar_scanner': lambda s: 'point cloud of 182 340 points, range 0.5-95 m',
-    'object_detector': lambda s: 'detected 2 person(s), 1 vehicle(s)',
+    'object_detector': lambda s: 'detected {} person(s), {} vehicle(s)'.format(*_seen(s)),
     'air_quality_sensor': lambda s: 'CO 0.3 ppm, CO2 415 ppm, CH4 1.9 ppm, PM2.5 8 ug/m3',
     'weather_sensor': lambda s: 'air 17.8 C, humidity 62 %, pressure 1012.4 hPa',
     'link_quality': lambda s: 'RSSI -61 dBm, latency 38 ms, packet loss 0.2 %',
     'motor_status': lambda s: ('4 motors at ' + ('5200 rpm' if s.phase == 'airborne' else
                                                  '1100 rpm idle' if s.phase in ('armed', 'landed')
-                                                 else '0 rpm') + ', ESC max 41 C'),
+                                                 else '0 rpm')
+                              + f', ESC max {_esc_temp(s):.0f} C'),
     'system_health': lambda s: 'all pre-flight checks pass, CPU load 23 %',
     'vehicle_state': lambda s: (f'phase {s.phase}, mode {s.mode}, altitude {s.altitude_m:.1f} m, '
                                 f'battery {s.battery_pct:.0f} %'),
     'geofence_monitor': lambda s: f'inside geofence, {_fence_margin(s):.0f} m to the nearest '
                                   'boundary',
+}
+
+
+def _seen(s: VehicleState) -> tuple[int, int]:
+    """People and vehicles in view: the camera sees a scene only from the air."""
+    return (2, 1) if s.phase == 'airborne' else (0, 0)
+
+
+def _esc_temp(s: VehicleState) -> float:
+    return 41.0 if s.phase == 'airborne' else 28.0 if s.phase in ('armed', 'landed') else 20.0
+
+
+# The machine-readable reading of every sensor (what condition watches compare); the keys are
+# the fields named in tool_router.executor.conditions.QUANTITIES and STATES.
+READINGS: dict[str, Callable[[VehicleState], dict[str, Any]]] = {
+    'battery_status': lambda s: {'battery_pct': round(s.battery_pct, 3),
+                                 'voltage_v': round(13.2 + 3.6 * s.battery_pct / 100.0, 3)},
+    'gps_position': lambda s: {'lat': s.lat, 'lon': s.lon, 'amsl_m': 408.0 + s.altitude_m,
+                               'home_distance_m': round(distance_m(s.lat, s.lon, *HOME), 2)},
+    'altitude_sensor': lambda s: {'altitude_m': s.altitude_m},
+    'attitude_imu': lambda s: {'roll_deg': 0.4, 'pitch_deg': -2.0 if s.speed_mps else 0.1,
+                               'yaw_deg': s.heading_deg},
+    'compass_heading': lambda s: {'heading_deg': s.heading_deg},
+    'velocity_estimate': lambda s: {'speed_mps': s.speed_mps, 'vertical_mps': 0.0},
+    'wind_estimate': lambda s: {'wind_mps': 4.2, 'gust_mps': 6.0, 'wind_from_deg': 250.0},
+    'obstacle_proximity': lambda s: {'nearest_m': 18.5},
+    'rgb_camera': lambda s: {'lat': s.lat, 'lon': s.lon, 'altitude_m': s.altitude_m},
+    'thermal_camera': lambda s: {'max_temp_c': 31.2},
+    'multispectral_camera': lambda s: {'ndvi': 0.62},
+    'lidar_scanner': lambda s: {'points': 182340},
+    'object_detector': lambda s: {'persons': _seen(s)[0], 'vehicles': _seen(s)[1],
+                                  'animals': 0},
+    'air_quality_sensor': lambda s: {'co_ppm': 0.3, 'co2_ppm': 415.0, 'ch4_ppm': 1.9,
+                                     'pm25_ugm3': 8.0},
+    'weather_sensor': lambda s: {'air_temp_c': 17.8, 'humidity_pct': 62.0,
+                                 'pressure_hpa': 1012.4},
+    'link_quality': lambda s: {'rssi_dbm': -61.0, 'latency_ms': 38.0, 'packet_loss_pct': 0.2,
+                               'link_lost': False},
+    'motor_status': lambda s: {'esc_temp_c': _esc_temp(s)},
+    'system_health': lambda s: {'errors': 0, 'cpu_load_pct': 23.0},
+    'vehicle_state': lambda s: {'phase': s.phase, 'mode': s.mode, 'altitude_m': s.altitude_m,
+                                'battery_pct': round(s.battery_pct, 3), 'mission': s.mission,
+                                'on_ground': s.phase != 'airborne'},
+    'geofence_monitor': lambda s: {'inside': _fence_margin(s) >= 0.0,
+                                   'margin_m': round(_fence_margin(s), 2)},
 }
 
 

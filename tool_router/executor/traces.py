@@ -23,9 +23,12 @@ from tool_router.errors import ToolRouterError
 
 SCHEMA_VERSION = '1.0'
 
-# Per-tool outcomes (ExecutionTrace.outcomes uses the same words).
-OUTCOMES = ('dispatched', 'failed', 'denied', 'dry_run', 'shadow', 'skipped_conditional',
-            'skipped_after_failure')
+# Per-tool outcomes (ExecutionTrace.outcomes uses the same words). 'armed': a watch waits for
+# the tool's condition; 'not_armed': the condition could not be read; 'skipped_conditional'
+# only appears in files written before condition watches existed.
+OUTCOMES = ('dispatched', 'failed', 'denied', 'dry_run', 'shadow', 'armed', 'not_armed',
+            'skipped_conditional', 'skipped_after_failure')
+WATCH_EVENTS = ('armed', 'fired', 'expired', 'cancelled')
 
 
 class TraceError(ToolRouterError):
@@ -78,8 +81,9 @@ class ToolTrace(BaseModel):
     decision: Literal['allow', 'deny', 'confirm']
     reason: str = Field(description='Why the permission decision was taken.')
     confirmation: ConfirmationOutcome | None = None
-    outcome: Literal['dispatched', 'failed', 'denied', 'dry_run', 'shadow',
+    outcome: Literal['dispatched', 'failed', 'denied', 'dry_run', 'shadow', 'armed', 'not_armed',
                      'skipped_conditional', 'skipped_after_failure']
+    watch_id: str = Field('', description="The condition watch armed for this tool ('' = none).")
     endpoint: str = Field('', description='Binding the tool maps to (kind:name).')
     message: str = Field('', description='Answer of the endpoint, or why it was not called.')
     latency_ms: float | None = Field(None, description='Dispatch call latency.')
@@ -87,7 +91,8 @@ class ToolTrace(BaseModel):
     failure_mode: str = Field('', description="'' or router_fault, permission_denied, "
                                               'rate_limited, confirmation_denied, '
                                               'confirmation_timeout, endpoint_unreachable, '
-                                              'call_timeout, call_failed, internal_error.')
+                                              'call_timeout, call_failed, internal_error, '
+                                              'condition_unreadable, watch_limit.')
 
 
 class TraceRecord(BaseModel):
@@ -111,6 +116,38 @@ class TraceRecord(BaseModel):
     stop_reason: str = Field(description='completed, completed_with_errors, '
                                          'aborted_after:<tool>, shadow_mode, no_tools.')
     notes: list[str] = Field(default_factory=list)
+
+
+class WatchRecord(BaseModel):
+    """One event in the life of a condition watch (armed, fired, expired, cancelled).
+
+    Written to the same JSONL files as :class:`TraceRecord` (told apart by ``record``);
+    the action a fired watch runs gets its own :class:`TraceRecord` with the same request id.
+    """
+
+    model_config = ConfigDict(extra='forbid')
+
+    schema_version: Literal['1.0'] = SCHEMA_VERSION
+    record: Literal['watch'] = 'watch'
+    event: Literal['armed', 'fired', 'expired', 'cancelled']
+    stamp: float = Field(description='When it happened, seconds since the epoch.')
+    watch_id: str
+    request_id: str
+    tool: str = Field(description='The gated tool.')
+    condition: str = Field(description='The condition text as the router gave it.')
+    predicate: str = Field(description='What is watched, e.g. battery_status.battery_pct < 25 %.')
+    sensor: str = Field(description="Sensor tool sampled, or 'clock'.")
+    expires: float = Field(description='Epoch time the watch expires unless it fires first.')
+    samples: int = Field(0, ge=0, description='Sensor readings taken so far.')
+    value: float | bool | str | None = Field(None, description='Last compared value.')
+    reason: str = Field('', description='Why it fired, expired or was cancelled.')
+
+
+def parse_record_line(line: str) -> 'TraceRecord | WatchRecord':
+    """One JSONL line as a request record or a watch record; pydantic error if invalid."""
+    if '"record":"watch"' in line.replace(' ', ''):
+        return WatchRecord.model_validate_json(line)
+    return TraceRecord.model_validate_json(line)
 
 
 # -- redaction -----------------------------------------------------------------
@@ -176,7 +213,7 @@ class TraceWriter:
         self.path = path
         return path
 
-    def write(self, record: TraceRecord) -> Path:
+    def write(self, record: 'TraceRecord | WatchRecord') -> Path:
         """Append one record as one line; return the file it went to."""
         line = (record.model_dump_json() + '\n').encode('utf-8')
         with self._lock:
@@ -202,7 +239,7 @@ class TraceWriter:
 
 
 # -- reading -------------------------------------------------------------------
-def read_traces(path: str | Path) -> Iterator[TraceRecord]:
+def read_traces(path: str | Path) -> Iterator['TraceRecord | WatchRecord']:
     """Yield the records of one JSONL trace file; raise TraceError naming a bad line."""
     path = Path(path)
     try:
@@ -216,7 +253,7 @@ def read_traces(path: str | Path) -> Iterator[TraceRecord]:
             if not line.endswith('\n'):
                 raise TraceError('truncated record (no end of line)', where=f'{path}:{number}')
             try:
-                yield TraceRecord.model_validate_json(line)
+                yield parse_record_line(line)
             except pydantic.ValidationError as exc:
                 first = exc.errors()[0]
                 field = '.'.join(str(p) for p in first['loc']) or '(record)'
@@ -247,7 +284,7 @@ def percentiles(values: list[float], qs: Iterable[float] = (50, 90, 99)) -> dict
     return out
 
 
-def summarize(records: Iterable[TraceRecord]) -> dict[str, Any]:
+def summarize(records: Iterable['TraceRecord | WatchRecord']) -> dict[str, Any]:
     """Counts per tool and outcome, denials, failures, confirmations, stage latency percentiles."""
     per_tool: dict[str, dict[str, int]] = {}
     denials: dict[str, dict[str, int]] = {}
@@ -258,8 +295,12 @@ def summarize(records: Iterable[TraceRecord]) -> dict[str, Any]:
     stages: dict[str, list[float]] = {'permissions': [], 'confirmations': [], 'dispatch': [],
                                       'total': []}
     dispatch_ms: list[float] = []
+    watch_events: dict[str, int] = {}
     n = 0
     for rec in records:
+        if isinstance(rec, WatchRecord):
+            watch_events[rec.event] = watch_events.get(rec.event, 0) + 1
+            continue
         n += 1
         modes[rec.mode] = modes.get(rec.mode, 0) + 1
         reason = rec.stop_reason.split(':')[0]
@@ -288,6 +329,7 @@ def summarize(records: Iterable[TraceRecord]) -> dict[str, Any]:
         'confirmations': confirmations,
         'stage_latency_ms': {k: percentiles(v) for k, v in stages.items()},
         'dispatch_call_latency_ms': percentiles(dispatch_ms),
+        'watch_events': watch_events,
     }
 
 
@@ -311,6 +353,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     pct = summary['dispatch_call_latency_ms']
     text = '  '.join(f'{k} {v:.2f}' for k, v in pct.items()) or '-'
     lines.append(f'dispatch call (ms): {text}')
+    lines.append(f"watches: {summary.get('watch_events') or 'none'}")
     return '\n'.join(lines)
 
 
@@ -326,3 +369,15 @@ def trace_message_fields(record: TraceRecord) -> dict[str, Any]:
 def record_from_json(text: str) -> TraceRecord:
     """Parse one record (e.g. ExecutionTrace.record_json)."""
     return TraceRecord.model_validate(json.loads(text))
+
+
+def open_watches(records: Iterable['TraceRecord | WatchRecord']) -> list[WatchRecord]:
+    """The 'armed' records of watches with no later fired/expired/cancelled record."""
+    armed: dict[str, WatchRecord] = {}
+    for rec in records:
+        if isinstance(rec, WatchRecord):
+            if rec.event == 'armed':
+                armed[rec.watch_id] = rec
+            else:
+                armed.pop(rec.watch_id, None)
+    return list(armed.values())

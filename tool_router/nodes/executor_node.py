@@ -8,7 +8,11 @@ Thin ROS glue over :class:`tool_router.executor.pipeline.ExecutionPipeline`:
   decisions on the ``/executor/confirm`` service (its own callback group);
 * calls std_srvs Trigger / SetBool services with ``call_async`` and a deadline,
   or publishes std_msgs/String, as configured in ``bindings``;
-* writes one JSONL trace record per request and publishes it on ``/executor/traces``.
+* writes one JSONL trace record per request and publishes it on ``/executor/traces``;
+* runs the condition watches (:mod:`tool_router.executor.watches`): a timer samples the
+  watched sensors through their bindings, a fired watch's tool runs as a new selection;
+  events on ``/executor/watch_events`` (transient local), services
+  ``/executor/list_watches`` and ``/executor/cancel_watch``.
 """
 
 from __future__ import annotations
@@ -25,12 +29,14 @@ from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile
 from std_msgs.msg import String
 from std_srvs.srv import SetBool, Trigger
 
 from tool_router.catalog import load_catalog
 from tool_router.errors import ToolRouterError
 from tool_router.executor.confirmations import ConfirmationBook
+from tool_router.executor.conditions import decode_reading
 from tool_router.executor.config import ExecutorConfig, load_executor_config
 from tool_router.executor.dispatch import Binding, BindingKind, DispatchResult, Mode, setbool_value
 from tool_router.executor.permissions import PermissionPolicy, load_permissions
@@ -38,11 +44,17 @@ from tool_router.executor.pipeline import ConfirmRequest, ExecutionPipeline, Sel
 from tool_router.executor.traces import (
     ConfirmationOutcome,
     Redactor,
+    TraceError,
     TraceRecord,
     TraceWriter,
+    WatchRecord,
+    open_watches,
+    read_traces,
+    trace_files,
     trace_message_fields,
 )
-from tool_router.msg import ConfirmationRequest, ExecutionTrace, SelectedCapabilities
+from tool_router.executor.watches import SensorReadError, Watch, WatchManager
+from tool_router.msg import ConfirmationRequest, ExecutionTrace, SelectedCapabilities, WatchEvent
 from tool_router.nodes.common import (
     declare_from_dict,
     parameter_descriptions,
@@ -50,7 +62,9 @@ from tool_router.nodes.common import (
     parameters_as_dict,
     spin,
 )
-from tool_router.srv import ConfirmTool
+from tool_router.srv import CancelWatch, ConfirmTool, ListWatches
+
+RESTART_REASON = 'executor restarted: watches do not survive a restart'
 
 # Parameters that may change while running; the rest need a restart.
 LIVE_PARAMS = {'mode', 'confirm_timeout_s', 'call_timeout_s', 'stop_on_failure'}
@@ -146,6 +160,29 @@ class RosDispatcher:
         )
 
 
+class RosSampler:
+    """Reads a sensor for a watch by calling its binding and decoding the ``reading:`` line."""
+
+    def __init__(self, dispatcher: RosDispatcher, bindings: dict[str, Binding],
+                 timeout_s: float) -> None:
+        self._dispatcher = dispatcher
+        self._bindings = bindings
+        self.timeout_s = timeout_s
+
+    def read(self, sensor: str) -> dict[str, Any]:
+        """The sensor's reading; SensorReadError when unbound, failing or without a reading."""
+        binding = self._bindings.get(sensor)
+        if binding is None or binding.kind not in (BindingKind.TRIGGER, BindingKind.SETBOOL):
+            raise SensorReadError(f'{sensor} has no service binding to read it through')
+        result = self._dispatcher.dispatch(sensor, binding, 'watch', '', self.timeout_s)
+        if not result.ok:
+            raise SensorReadError(f'{sensor}: {result.message}')
+        reading = decode_reading(result.message)
+        if reading is None:
+            raise SensorReadError(f'{sensor} answered without a reading: line')
+        return reading
+
+
 class RosConfirmer:
     """Announces confirmation requests on a topic and waits on the ConfirmationBook."""
 
@@ -216,12 +253,24 @@ class ExecutorNode(Node):
             self.get_logger().warning(f'no binding for {", ".join(unbound)}: they will fail')
         self._confirm_pub = self.create_publisher(ConfirmationRequest, c.confirmation_topic, 10)
         self._trace_pub = self.create_publisher(ExecutionTrace, c.trace_topic, 50)
+        latched = QoSProfile(depth=50, history=HistoryPolicy.KEEP_LAST,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self._watch_pub = self.create_publisher(WatchEvent, c.watch_events_topic, latched)
+        dispatcher = RosDispatcher(self, bindings)
+        self.watches = WatchManager(
+            RosSampler(dispatcher, bindings, c.call_timeout_s),
+            self._fire_watch,
+            self._sink_watch,
+            ttl_s=c.watch_ttl_s,
+            max_watches=c.max_watches,
+        )
+        self._cancel_left_open_watches()
         self.pipeline = ExecutionPipeline(
             catalog,
             PermissionPolicy(rules, catalog),
             bindings,
             RosConfirmer(self, self.book, self._confirm_pub),
-            RosDispatcher(self, bindings),
+            dispatcher,
             mode=c.mode,
             confirm_timeout_s=c.confirm_timeout_s,
             call_timeout_s=c.call_timeout_s,
@@ -229,6 +278,7 @@ class ExecutorNode(Node):
             redactor=Redactor(
                 c.redact.enabled, c.redact.digits, c.redact.coordinates, c.redact.name_list
             ),
+            watches=self.watches,
         )
         self._pool = ThreadPoolExecutor(
             max_workers=c.max_parallel_requests, thread_name_prefix='executor-request'
@@ -245,6 +295,16 @@ class ExecutorNode(Node):
             self._on_selection,
             50,
             callback_group=MutuallyExclusiveCallbackGroup(),
+        )
+        watch_group = MutuallyExclusiveCallbackGroup()
+        self._list_srv = self.create_service(
+            ListWatches, c.list_watches_service, self._on_list_watches, callback_group=watch_group
+        )
+        self._cancel_srv = self.create_service(
+            CancelWatch, c.cancel_watch_service, self._on_cancel_watch, callback_group=watch_group
+        )
+        self._watch_timer = self.create_timer(
+            c.watch_period_s, self.watches.tick, callback_group=MutuallyExclusiveCallbackGroup()
         )
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.get_logger().info(
@@ -289,6 +349,98 @@ class ExecutorNode(Node):
             )
         except Exception as exc:  # noqa: BLE001 - context already shut down; the file has it
             self.get_logger().debug(f'trace {record.request_id} not published: {exc!r}')
+
+    # -- watches -------------------------------------------------------------
+    def _cancel_left_open_watches(self) -> None:
+        """Trace as cancelled the watches a previous executor armed and never ended."""
+        assert self._writer is not None
+        directory = self.config.resolved_trace_dir()
+        records: list[Any] = []
+        for path in trace_files([directory]):
+            if path == self._writer.path:
+                continue
+            try:
+                records.extend(read_traces(path))
+            except TraceError as exc:
+                self.get_logger().warning(f'skipping unreadable trace file: {exc}')
+        now = time.time()
+        for armed in open_watches(records):
+            record = armed.model_copy(update={'event': 'cancelled', 'stamp': now,
+                                              'reason': RESTART_REASON})
+            self._sink_watch(record)
+            self.get_logger().warning(
+                f'watch {armed.watch_id} ({armed.tool} when {armed.predicate}) of request '
+                f'{armed.request_id} cancelled: {RESTART_REASON}'
+            )
+
+    def _fire_watch(self, watch: Watch) -> None:
+        self.get_logger().info(
+            f'watch {watch.watch_id} fired: {watch.reason}; running {watch.tool} '
+            f'(request {watch.request_id})'
+        )
+        selection = Selection(
+            request_id=watch.request_id,
+            request_text=watch.request_text,
+            tools=[watch.tool],
+            scores=[1.0],
+            fired_by=watch.watch_id,
+        )
+        if self._pool is not None:
+            self._pool.submit(self._process, selection, time.time())
+
+    def _sink_watch(self, record: WatchRecord) -> None:
+        with self._sink_lock:
+            try:
+                if self._writer is not None:
+                    self._writer.write(record)
+            except (OSError, ToolRouterError) as exc:
+                self.get_logger().error(f'cannot write watch record {record.watch_id}: {exc}')
+        if record.event != 'fired':
+            self.get_logger().info(
+                f'watch {record.watch_id} {record.event}: {record.tool} when {record.predicate}'
+                + (f' ({record.reason})' if record.reason else '')
+            )
+        try:
+            self._watch_pub.publish(
+                WatchEvent(
+                    stamp=_stamp(record.stamp),
+                    event=record.event,
+                    watch_id=record.watch_id,
+                    request_id=record.request_id,
+                    tool=record.tool,
+                    condition=record.condition,
+                    predicate=record.predicate,
+                    reason=record.reason,
+                    record_json=record.model_dump_json(),
+                )
+            )
+        except Exception as exc:  # noqa: BLE001 - context already shut down; the file has it
+            self.get_logger().debug(f'watch event {record.watch_id} not published: {exc!r}')
+
+    def _on_list_watches(
+        self, request: ListWatches.Request, response: ListWatches.Response
+    ) -> ListWatches.Response:
+        watches = self.watches.snapshot(include_ended=bool(request.include_ended))
+        response.watch_ids = [w.watch_id for w in watches]
+        response.watches_json = json.dumps([watch_view(w) for w in watches])
+        return response
+
+    def _on_cancel_watch(
+        self, request: CancelWatch.Request, response: CancelWatch.Response
+    ) -> CancelWatch.Response:
+        who = request.operator_name.strip() or '(unnamed)'
+        cancelled = self.watches.cancel(
+            request.watch_id, request.request_id, reason=f'cancelled by {who}'
+        )
+        response.cancelled = [w.watch_id for w in cancelled]
+        response.success = bool(cancelled)
+        target = request.watch_id or f'request {request.request_id!r}'
+        response.message = (
+            f'cancelled {", ".join(response.cancelled)}'
+            if cancelled
+            else f'no armed watch for {target or "(nothing given)"} (unknown or already ended)'
+        )
+        return response
 
     def _on_confirm(
         self, request: ConfirmTool.Request, response: ConfirmTool.Response
@@ -336,7 +488,10 @@ class ExecutorNode(Node):
         return SetParametersResult(successful=True)
 
     def destroy_node(self) -> None:
-        """Deny pending confirmations, stop the workers, close the trace files."""
+        """Cancel watches, deny pending confirmations, stop the workers, close the trace files."""
+        if hasattr(self, '_watch_timer'):
+            self._watch_timer.cancel()
+            self.watches.cancel_all('executor shutdown: watches do not survive a restart')
         self.book.close()
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
@@ -347,6 +502,24 @@ class ExecutorNode(Node):
             if self._bag is not None:
                 self._bag.close()
         super().destroy_node()
+
+
+def watch_view(w: Watch) -> dict[str, Any]:
+    """A watch as the list service shows it."""
+    return {
+        'watch_id': w.watch_id,
+        'request_id': w.request_id,
+        'tool': w.tool,
+        'condition': w.predicate.text,
+        'predicate': w.predicate.describe(),
+        'state': w.state,
+        'armed_at': w.armed_at,
+        'expires_at': w.expires_at,
+        'samples': w.samples,
+        'value': w.value,
+        'last_error': w.last_error,
+        'reason': w.reason,
+    }
 
 
 def main(args: list[str] | None = None) -> int:

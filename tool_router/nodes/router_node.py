@@ -26,6 +26,7 @@ from rclpy.parameter import Parameter
 
 from tool_router.config import RouterConfig, load_router_config
 from tool_router.errors import ToolRouterError
+from tool_router.executor.conditions import condition_notes
 from tool_router.msg import Request, SelectedCapabilities
 from tool_router.nodes.common import (
     declare_from_dict,
@@ -236,7 +237,9 @@ class RouterNode(LifecycleNode):
             response.message = f'internal error: {exc}'
             return response
         response.success = True
-        response.message = '' if result.tools else 'no tool serves this request'
+        conditions = result.decision.conditions if result.decision else {}
+        notes = condition_notes(list(result.tools), conditions)
+        response.message = '; '.join(notes) if result.tools else 'no tool serves this request'
         response.request_id = result.request_id
         response.tools = result.tools
         response.scores = [float(s) for s in result.scores]

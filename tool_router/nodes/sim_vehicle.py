@@ -2,7 +2,9 @@
 
 Offers ``<prefix>/<tool>`` for every tool, as std_srvs/srv/Trigger, or
 std_srvs/srv/SetBool for the on/off tools (spotlight, video_recorder,
-area_mapping). The state machine is :class:`tool_router.executor.sim_state.SimVehicle`;
+area_mapping). Sensors answer with a human-readable text and, on a second line,
+their machine-readable reading (``reading: {json}``) that condition watches
+compare. The state machine is :class:`tool_router.executor.sim_state.SimVehicle`;
 refused commands answer ``success=false`` with the reason. The state is
 published as JSON (std_msgs/String) on ``<prefix>/state`` after every command
 and periodically.
@@ -31,7 +33,10 @@ class SimVehicleNode(Node):
         altitude = float(self.declare_parameter('takeoff_altitude_m', 10.0).value)
         drain = float(self.declare_parameter('battery_drain_pct_per_s', 0.05).value)
         period = float(self.declare_parameter('state_period_s', 1.0).value)
-        self.vehicle = SimVehicle(takeoff_altitude_m=altitude, drain_pct_per_s=drain)
+        battery = float(self.declare_parameter('battery_pct', 100.0).value)
+        mission_s = float(self.declare_parameter('mission_duration_s', 30.0).value)
+        self.vehicle = SimVehicle(takeoff_altitude_m=altitude, drain_pct_per_s=drain,
+                                  battery_pct=battery, mission_duration_s=mission_s)
         group = MutuallyExclusiveCallbackGroup()  # one state machine: serialise commands
         self._tool_services: list[Any] = []
         for tool in tool_names():
@@ -68,7 +73,7 @@ class SimVehicleNode(Node):
 
     def _after(self, tool: str, ok: bool, message: str) -> None:
         if ok:
-            self.get_logger().info(f'{tool}: {message}')
+            self.get_logger().info(f'{tool}: {message.splitlines()[0]}')
         else:
             self.get_logger().warning(f'{tool}: {message}')
         self._publish_state()

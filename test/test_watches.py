@@ -1,0 +1,216 @@
+"""Condition watches without ROS: the pipeline arms, the manager samples the simulator's
+state machine through fakes of the node's dispatcher and sampler, fires once, expires, cancels."""
+from __future__ import annotations
+
+from tool_router.executor.conditions import decode_reading, parse_condition
+from tool_router.executor.config import load_executor_config
+from tool_router.executor.dispatch import DispatchResult, Mode
+from tool_router.executor.permissions import PermissionPolicy, load_permissions
+from tool_router.executor.pipeline import ExecutionPipeline, Selection, condition_order
+from tool_router.executor.sim_state import SimVehicle
+from tool_router.executor.traces import (ConfirmationOutcome, TraceWriter, WatchRecord,
+                                         open_watches, read_traces, summarize)
+from tool_router.executor.watches import SensorReadError, WatchManager
+
+DEMO = 'monitor the battery and land when it drops below 25%'
+
+
+class Clock:
+    def __init__(self):
+        self.t = 1_000.0
+
+    def __call__(self):
+        return self.t
+
+
+class Rig:
+    """Pipeline + watch manager over one simulated vehicle, one fake clock."""
+
+    def __init__(self, catalog, *, confirm='approved', mode=Mode.EXECUTE, ttl_s=600.0,
+                 max_watches=32, drain=1.0, battery=30.0):
+        self.clock = Clock()
+        self.vehicle = SimVehicle(clock=self.clock, battery_pct=battery, drain_pct_per_s=drain)
+        self.calls: list[str] = []
+        self.asked: list[str] = []
+        self.records: list = []
+        self.events: list[WatchRecord] = []
+        self.confirm_outcome = confirm
+        self.broken: set[str] = set()
+        rules = load_permissions(load_executor_config().resolved_permissions(), catalog)
+        self.watches = WatchManager(self, self.fire, self.events.append, ttl_s=ttl_s,
+                                    max_watches=max_watches, clock=self.clock)
+        self.pipe = ExecutionPipeline(catalog, PermissionPolicy(rules, catalog, clock=self.clock),
+                                      load_executor_config().parsed_bindings(), self, self,
+                                      mode=mode, watches=self.watches, clock=self.clock)
+
+    # Dispatcher
+    def dispatch(self, tool, binding, request_id, request_text, timeout_s):
+        self.calls.append(tool)
+        answer = self.vehicle.command(tool)
+        return DispatchResult(answer.ok, answer.message, '' if answer.ok else 'call_failed')
+
+    # Confirmer
+    def confirm(self, requests):
+        self.asked += [r.tool for r in requests]
+        return {r.tool: ConfirmationOutcome(outcome=self.confirm_outcome, operator_name='op')
+                for r in requests}
+
+    # Sampler
+    def read(self, sensor):
+        if sensor in self.broken:
+            raise SensorReadError(f'{sensor}: service not available')
+        return decode_reading(self.vehicle.command(sensor).message)
+
+    def fire(self, watch):
+        self.records.append(self.pipe.process(Selection(
+            request_id=watch.request_id, request_text=watch.request_text, tools=[watch.tool],
+            fired_by=watch.watch_id)))
+
+    def fly(self):
+        assert self.vehicle.command('arm_motors').ok and self.vehicle.command('takeoff').ok
+
+    def run(self, seconds, step=0.5):
+        for _ in range(int(seconds / step)):
+            self.clock.t += step
+            self.watches.tick()
+
+
+def demo_selection(order=('land', 'battery_status')):
+    conditions = {'land': 'when it drops below 25%', 'battery_status': ''}
+    return Selection(request_id='demo', request_text=DEMO, tools=list(order),
+                     scores=[0.9, 0.8], clause_index=[1, 2],
+                     conditions=[conditions[t] for t in order])
+
+
+def test_sensor_named_by_a_condition_is_read_before_the_gated_action():
+    sel, parsed = condition_order(demo_selection())
+    assert sel.tools == ['battery_status', 'land']
+    assert sel.conditions == ['', 'when it drops below 25%'] and sel.clause_index == [2, 1]
+    assert parsed[1].describe() == 'battery_status.battery_pct < 25 %'
+    unchanged, _ = condition_order(demo_selection(('battery_status', 'land')))
+    assert unchanged.tools == ['battery_status', 'land']
+
+
+def test_battery_watch_lands_once_at_25_percent(catalog):
+    rig = Rig(catalog)
+    rig.fly()
+    rec = rig.pipe.process(demo_selection())
+    assert [t.tool for t in rec.tools] == ['battery_status', 'land']
+    assert [t.outcome for t in rec.tools] == ['dispatched', 'armed']
+    assert rig.calls == ['battery_status'] and rec.tools[1].watch_id
+    assert 'battery_status.battery_pct < 25 %' in rec.tools[1].message
+    assert [e.event for e in rig.events] == ['armed']
+    rig.run(4.0)  # 30 % -> 26 %: still flying
+    assert rig.vehicle.state.phase == 'airborne' and not rig.records
+    rig.run(10.0)
+    assert rig.vehicle.state.phase == 'landed'
+    assert [e.event for e in rig.events] == ['armed', 'fired']
+    fired = rig.events[1]
+    assert fired.value < 25.0 and fired.value > 24.0 and fired.watch_id == rec.tools[1].watch_id
+    assert rig.calls.count('land') == 1  # once, although the battery keeps below 25 %
+    (action,) = rig.records
+    assert action.request_id == 'demo' and action.tools[0].outcome == 'dispatched'
+    assert action.notes == [f'fired by watch {fired.watch_id}']
+    assert rig.watches.snapshot() == []
+
+
+def test_permission_is_decided_when_the_watch_fires(catalog):
+    rig = Rig(catalog, confirm='denied')
+    rig.fly()
+    sel = Selection(request_id='r2', request_text='cut the motors if you see a person',
+                    tools=['emergency_stop'], conditions=['if you see a person'])
+    rec = rig.pipe.process(sel)
+    assert rec.tools[0].outcome == 'armed' and rig.asked == []  # nobody asked at arming
+    rig.run(1.0)
+    assert rig.asked == ['emergency_stop']  # asked when it fired ...
+    assert rig.records[0].tools[0].outcome == 'denied'  # ... and the operator said no
+    assert 'emergency_stop' not in rig.calls and rig.vehicle.state.phase == 'airborne'
+
+
+def test_watch_expires_after_its_ttl_and_runs_nothing(catalog):
+    rig = Rig(catalog, ttl_s=5.0, drain=0.0)
+    rig.fly()
+    rig.pipe.process(demo_selection())
+    rig.run(6.0)
+    assert [e.event for e in rig.events] == ['armed', 'expired']
+    assert 'within 5 s' in rig.events[1].reason and rig.events[1].samples >= 8
+    assert 'land' not in rig.calls and rig.records == []
+
+
+def test_cancel_by_id_and_by_request(catalog):
+    rig = Rig(catalog, drain=0.0)
+    rig.fly()
+    first = rig.pipe.process(demo_selection()).tools[1].watch_id
+    rig.pipe.process(Selection(request_id='other', tools=['return_to_home'],
+                               conditions=['after 30 seconds']))
+    assert len(rig.watches.snapshot()) == 2
+    assert rig.watches.cancel(watch_id='w-nope') == []
+    assert [w.watch_id for w in rig.watches.cancel(watch_id=first)] == [first]
+    assert [w.request_id for w in rig.watches.cancel(request_id='other')] == ['other']
+    rig.run(40.0)
+    assert [e.event for e in rig.events] == ['armed', 'armed', 'cancelled', 'cancelled']
+    assert rig.records == [] and len(rig.watches.snapshot(include_ended=True)) == 2
+
+
+def test_time_condition_fires_after_the_delay(catalog):
+    rig = Rig(catalog, drain=0.0)
+    rig.fly()
+    rig.pipe.process(Selection(request_id='t', tools=['return_to_home'],
+                               conditions=['after 30 seconds']))
+    rig.run(29.0)
+    assert rig.records == []
+    rig.run(1.5)
+    assert rig.records[0].tools[0].outcome == 'dispatched' and rig.vehicle.state.phase == 'landed'
+
+
+def test_unreadable_condition_is_not_armed_and_says_why(catalog):
+    rig = Rig(catalog)
+    rec = rig.pipe.process(Selection(request_id='v', tools=['wind_estimate', 'return_to_home'],
+                                     conditions=['', 'if it gets too windy']))
+    t = rec.tools[1]
+    assert (t.outcome, t.failure_mode) == ('not_armed', 'condition_unreadable')
+    assert 'no threshold' in t.message and rig.events == [] and rig.calls == ['wind_estimate']
+
+
+def test_shadow_mode_arms_nothing(catalog):
+    rig = Rig(catalog, mode=Mode.SHADOW)
+    rec = rig.pipe.process(demo_selection())
+    assert [t.outcome for t in rec.tools] == ['shadow', 'shadow']
+    assert 'would' in rec.tools[1].message and rig.events == []
+
+
+def test_watch_limit_and_a_failing_sensor(catalog):
+    rig = Rig(catalog, max_watches=1, drain=0.0)
+    rig.fly()
+    rig.pipe.process(demo_selection())
+    rec = rig.pipe.process(Selection(request_id='x', tools=['land'],
+                                     conditions=['if you see a person']))
+    assert (rec.tools[0].outcome, rec.tools[0].failure_mode) == ('not_armed', 'watch_limit')
+    rig.broken.add('battery_status')
+    rig.run(1.0)
+    (watch,) = rig.watches.snapshot()
+    assert 'service not available' in watch.last_error and watch.state == 'armed'
+
+
+def test_records_on_disk_and_restart_fold(catalog, tmp_path):
+    writer = TraceWriter(tmp_path)
+    rig = Rig(catalog, drain=0.0)
+    rig.watches.emit = writer.write
+    rig.fly()
+    rig.pipe.process(demo_selection())
+    rig.pipe.process(Selection(request_id='t', tools=['return_to_home'],
+                               conditions=['after 1 second']))
+    rig.run(1.5)
+    writer.write(rig.records[0])
+    records = list(read_traces(writer.path))
+    assert [getattr(r, 'event', 'request') for r in records] == \
+        ['armed', 'armed', 'fired', 'request']
+    left = open_watches(records)
+    assert [w.request_id for w in left] == ['demo']
+    summary = summarize(records)
+    assert summary['watch_events'] == {'armed': 2, 'fired': 1} and summary['records'] == 1
+
+
+def test_predicate_from_router_condition_text_with_connective():
+    # the router passes the connective; "unless" must never become "when"
+    assert parse_condition('unless the battery is above 30%').reason.startswith('"unless"')

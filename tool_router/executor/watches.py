@@ -1,0 +1,212 @@
+"""Condition watches: wait for a predicate over a sensor, then fire the gated action once.
+
+Pure logic, no ROS. A :class:`WatchManager` holds the armed watches of one
+executor process. :meth:`WatchManager.tick` (called periodically by the node)
+reads each sensor that an armed watch needs once, through an injected
+:class:`Sampler` (the node's reads the sensor's binding), and for each watch:
+
+* past its time-to-live -> ``expired`` (nothing runs);
+* predicate holds       -> ``fired``: the record is emitted first, then the
+  injected ``fire`` callback runs the gated action through the normal pipeline,
+  where permissions and confirmations are decided *now*, not at arming time;
+* otherwise it stays armed.
+
+Each state change is handed to ``emit`` as a
+:class:`~tool_router.executor.traces.WatchRecord`. Watches live in memory
+only: a restarted executor has none (the node traces the ones it finds left
+open in its trace files as cancelled).
+"""
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from typing import Any, Callable, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tool_router.errors import ToolRouterError
+from tool_router.executor.conditions import CLOCK, Predicate
+from tool_router.executor.traces import WatchRecord
+
+
+class SensorReadError(ToolRouterError):
+    """A sensor could not be read (unreachable, refused, or no reading in its answer)."""
+
+
+class WatchLimitError(ToolRouterError):
+    """Too many watches are armed already."""
+
+
+class Sampler(Protocol):
+    """Reads one sensor tool and returns its reading (a flat dict)."""
+
+    def read(self, sensor: str) -> dict[str, Any]:
+        """The sensor's current reading; raise SensorReadError when it has none."""
+        ...
+
+
+class Watch(BaseModel):
+    """One armed (or ended) watch."""
+
+    model_config = ConfigDict(extra='forbid')
+
+    watch_id: str
+    request_id: str
+    tool: str = Field(description='The gated tool.')
+    request_text: str = Field('', description='The request, passed to the action when it fires.')
+    predicate: Predicate
+    armed_at: float
+    expires_at: float
+    state: Literal['armed', 'fired', 'expired', 'cancelled'] = 'armed'
+    samples: int = 0
+    value: float | bool | str | None = None
+    last_error: str = Field('', description='Why the last sample failed, if it did.')
+    ended_at: float | None = None
+    reason: str = ''
+
+
+class WatchManager:
+    """Arms, samples, fires, expires and cancels watches; thread-safe."""
+
+    def __init__(self, sampler: Sampler, fire: Callable[[Watch], None],
+                 emit: Callable[[WatchRecord], None], *, ttl_s: float = 600.0,
+                 max_watches: int = 32, keep_ended: int = 50,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.sampler = sampler
+        self.fire = fire
+        self.emit = emit
+        self.ttl_s = ttl_s
+        self.max_watches = max_watches
+        self.keep_ended = keep_ended
+        self.clock = clock
+        self._watches: dict[str, Watch] = {}
+        self._lock = threading.Lock()
+
+    # -- arming and listing -------------------------------------------------
+    def arm(self, request_id: str, tool: str, predicate: Predicate, request_text: str = '',
+            ttl_s: float | None = None) -> Watch:
+        """Arm a watch (emits 'armed'); raise WatchLimitError when ``max_watches`` are armed."""
+        now = self.clock()
+        with self._lock:
+            if len(self.armed()) >= self.max_watches:
+                raise WatchLimitError(f'{self.max_watches} watches are armed already',
+                                      hint='cancel one: tool-router watch cancel WATCH_ID')
+            watch = Watch(watch_id=f'w-{uuid.uuid4().hex[:10]}', request_id=request_id,
+                          tool=tool, request_text=request_text, predicate=predicate,
+                          armed_at=now, expires_at=now + (self.ttl_s if ttl_s is None else ttl_s))
+            self._watches[watch.watch_id] = watch
+            record = self._record(watch, 'armed', now)
+        self.emit(record)
+        return watch
+
+    def armed(self) -> list[Watch]:
+        """Watches still waiting, oldest first."""
+        return [w for w in self._watches.values() if w.state == 'armed']
+
+    def snapshot(self, include_ended: bool = False) -> list[Watch]:
+        """Copies of the watches (armed only, or also the recently ended ones)."""
+        with self._lock:
+            return [w.model_copy() for w in self._watches.values()
+                    if include_ended or w.state == 'armed']
+
+    # -- ending ---------------------------------------------------------------
+    def cancel(self, watch_id: str = '', request_id: str = '',
+               reason: str = 'cancelled by the operator') -> list[Watch]:
+        """Cancel one watch by id, or every watch of a request; return those cancelled."""
+        if not watch_id and not request_id:
+            return []
+        with self._lock:
+            hits = [w for w in self.armed()
+                    if (watch_id and w.watch_id == watch_id)
+                    or (request_id and w.request_id == request_id)]
+            records = [self._end(w, 'cancelled', reason) for w in hits]
+        for record in records:
+            self.emit(record)
+        return [w.model_copy() for w in hits]
+
+    def cancel_all(self, reason: str) -> list[Watch]:
+        """Cancel every armed watch (shutdown)."""
+        with self._lock:
+            hits = self.armed()
+            records = [self._end(w, 'cancelled', reason) for w in hits]
+        for record in records:
+            self.emit(record)
+        return hits
+
+    # -- sampling ---------------------------------------------------------------
+    def tick(self) -> list[Watch]:
+        """Sample once: expire, evaluate, fire. Returns the watches fired by this tick."""
+        now = self.clock()
+        records: list[WatchRecord] = []
+        with self._lock:
+            for w in self.armed():
+                if now >= w.expires_at:
+                    records.append(self._end(w, 'expired', f'condition not met within '
+                                                           f'{w.expires_at - w.armed_at:g} s'))
+            sensors = sorted({w.predicate.sensor for w in self.armed()})
+        for record in records:
+            self.emit(record)
+        readings: dict[str, dict[str, Any] | str] = {}
+        for sensor in sensors:
+            if sensor == CLOCK:
+                continue
+            try:
+                readings[sensor] = self.sampler.read(sensor)
+            except SensorReadError as exc:
+                readings[sensor] = exc.what
+        fired: list[Watch] = []
+        with self._lock:
+            due: list[tuple[Watch, WatchRecord]] = []
+            now = self.clock()
+            for w in self.armed():
+                reading = (_clock_reading(w, now) if w.predicate.sensor == CLOCK
+                           else readings.get(w.predicate.sensor, 'not sampled'))
+                if isinstance(reading, str):
+                    w.last_error = reading
+                    continue
+                w.samples += 1
+                try:
+                    w.value = w.predicate.value(reading)
+                    holds = w.predicate.holds(reading)
+                    w.last_error = ''
+                except (KeyError, TypeError, ValueError) as exc:
+                    w.last_error = f'reading of {w.predicate.sensor} unusable: {exc!r}'
+                    continue
+                if holds:
+                    due.append((w, self._end(w, 'fired', f'{w.predicate.describe()} held '
+                                                         f'(value {_shown(w.value)})')))
+            fired = [w.model_copy() for w, _ in due]
+        for (_, record), watch in zip(due, fired):
+            self.emit(record)  # on disk before the action runs
+            self.fire(watch)
+        return fired
+
+    # -- helpers --------------------------------------------------------------
+    def _end(self, w: Watch, state: Literal['fired', 'expired', 'cancelled'],
+             reason: str) -> WatchRecord:
+        """Mark ``w`` ended (caller holds the lock) and build its record."""
+        now = self.clock()
+        w.state, w.ended_at, w.reason = state, now, reason
+        ended = [k for k, v in self._watches.items() if v.state != 'armed']
+        for key in ended[:-self.keep_ended or None]:
+            if key != w.watch_id:
+                del self._watches[key]
+        return self._record(w, state, now)
+
+    @staticmethod
+    def _record(w: Watch, event: Literal['armed', 'fired', 'expired', 'cancelled'],
+                now: float) -> WatchRecord:
+        return WatchRecord(event=event, stamp=now, watch_id=w.watch_id, request_id=w.request_id,
+                           tool=w.tool, condition=w.predicate.text,
+                           predicate=w.predicate.describe(), sensor=w.predicate.sensor,
+                           expires=w.expires_at, samples=w.samples, value=w.value,
+                           reason=w.reason)
+
+
+def _clock_reading(w: Watch, now: float) -> dict[str, Any]:
+    return {'elapsed_s': now - w.armed_at, 'clock_s': now % 86400.0}
+
+
+def _shown(value: object) -> str:
+    return f'{value:.6g}' if isinstance(value, float) else str(value)
