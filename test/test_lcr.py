@@ -84,7 +84,7 @@ def test_abstains_when_no_tool_serves(router, text):
 def test_explanation_names_clause_and_condition(router):
     result = router.route('monitor the battery and land when it drops below 25%', 'lcr')
     d = result.decision
-    assert d.conditions.get('land') == 'it drops below 25%'
+    assert d.conditions.get('land') == 'when it drops below 25%'
     assert 'battery_status' not in d.conditions  # reading a sensor is not gated
     assert d.clause_index['land'] == 1  # 'land' is the request's second clause
     assert d.clause_index['battery_status'] in (0, 2)  # 'monitor the battery' or its condition
