@@ -103,6 +103,8 @@ def cmd_call(args: argparse.Namespace) -> int:
         print(f'tool-router: request refused: {resp.message}', file=sys.stderr)
     else:
         _print_tools(list(resp.tools), list(resp.scores), resp.policy, resp.latency_ms)
+        for note in filter(None, resp.message.split('; ')):  # e.g. what a condition waits for
+            print(note)
     return 0 if resp.success else 1
 
 

@@ -12,6 +12,7 @@ and periodically.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
@@ -20,8 +21,10 @@ from rclpy.qos import DurabilityPolicy, QoSProfile
 from std_msgs.msg import String
 from std_srvs.srv import SetBool, Trigger
 
-from tool_router.executor.sim_state import SETBOOL_TOOLS, SimVehicle, tool_names
+from tool_router.executor.sim_state import SENSORS, SETBOOL_TOOLS, SimVehicle, tool_names
 from tool_router.nodes.common import spin
+
+SENSOR_LOG_PERIOD_S = 5.0
 
 
 class SimVehicleNode(Node):
@@ -39,6 +42,7 @@ class SimVehicleNode(Node):
                                   battery_pct=battery, mission_duration_s=mission_s)
         group = MutuallyExclusiveCallbackGroup()  # one state machine: serialise commands
         self._tool_services: list[Any] = []
+        self._sensor_logged: dict[str, float] = {}
         for tool in tool_names():
             if tool in SETBOOL_TOOLS:
                 srv = self.create_service(SetBool, f'{prefix}/{tool}', self._setbool(tool),
@@ -72,8 +76,15 @@ class SimVehicleNode(Node):
         return handle
 
     def _after(self, tool: str, ok: bool, message: str) -> None:
-        if ok:
-            self.get_logger().info(f'{tool}: {message.splitlines()[0]}')
+        if ok and tool in SENSORS:
+            # condition watches read sensors every few hundred ms: log each sensor at most
+            # every SENSOR_LOG_PERIOD_S (all reads answer; only the log is thinned)
+            now = time.monotonic()
+            if now - self._sensor_logged.get(tool, -SENSOR_LOG_PERIOD_S) >= SENSOR_LOG_PERIOD_S:
+                self._sensor_logged[tool] = now
+                self.get_logger().info(f'{tool}: {message.splitlines()[0]}')
+        elif ok:
+            self.get_logger().info(f'{tool}: {message}')
         else:
             self.get_logger().warning(f'{tool}: {message}')
         self._publish_state()
