@@ -63,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     index = CatalogIndex.ephemeral(catalog, encoder)
     server = ModelServer()
     server.default = {'content': '{"tools": ["land"]}', 'delay': args.delay_s}
-    llm = LLMParams(url=server.url, allow_remote=True, breaker_failures=100)  # n < 100: never opens
+    # n < 100 timeouts: the circuit never opens
+    llm = LLMParams(url=server.url, allow_remote=True, breaker_failures=100)
     hybrid = HybridParams(gate='always', mode='full', deadline_ms=args.deadline_ms)
     router = Router(RouterConfig(chroma_ephemeral=True, llm=llm, hybrid=hybrid), index=index)
     router.route('warm up', 'cdbv3')

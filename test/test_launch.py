@@ -18,7 +18,7 @@ launch_testing = pytest.importorskip(
 pytest.importorskip('launch_ros', reason='launch_ros is not installed (ROS 2 install only)')
 
 import launch  # noqa: E402
-import launch_testing.actions  # noqa: E402
+import launch_testing.actions  # noqa: E402,F811 - the submodule of the module imported above
 import launch_testing.asserts  # noqa: E402
 from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
 

@@ -38,11 +38,15 @@ _SENTENCE = re.compile(r'(?<=[.!?])\s+')
 
 
 class Kind(str, Enum):
+    """What a tool does to the world: reads (sensor) or acts (actuator)."""
+
     SENSOR = 'sensor'
     ACTUATOR = 'actuator'
 
 
 class Risk(str, Enum):
+    """How much harm a wrong call can do; the executor's permissions key on it."""
+
     NONE = 'none'
     MOTION = 'motion'
     PAYLOAD = 'payload'
@@ -152,13 +156,16 @@ class Catalog(BaseModel):
 
     @property
     def names(self) -> tuple[str, ...]:
+        """Tool names in catalog order."""
         return tuple(t.name for t in self.tools)
 
     @property
     def by_name(self) -> dict[str, Tool]:
+        """Tools by name."""
         return {t.name: t for t in self.tools}
 
     def get(self, name: str) -> Tool:
+        """The tool called ``name``; a CatalogError names unknown ones."""
         try:
             return self.by_name[name]
         except KeyError:

@@ -26,7 +26,8 @@ class Encoder(Protocol):
     model_id: str
     device: str
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` as rows of unit-norm float32 vectors, shape (n, dim)."""
 
 
 def resolve_model(model: str) -> str:
@@ -103,6 +104,7 @@ class SentenceTransformerEncoder:
         return frozenset(w for w in vocab if w.isalpha() and w.islower() and len(w) > 1)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` (batches of 64, normalised, no progress bar)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:

@@ -211,9 +211,11 @@ class CatalogIndex:
         return out
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed ``texts`` with the index's encoder."""
         return self.encoder.encode(list(texts))
 
     def health(self) -> dict[str, str]:
+        """Record counts, build state and content hash (for diagnostics)."""
         return {
             'tools': str(len(self.tool_records)),
             'phrases': str(len(self.phrase_records)),

@@ -28,6 +28,7 @@ def share_dir() -> Path:
 
 
 def config_path(name: str) -> Path:
+    """A shipped configuration file (``config/<name>``)."""
     return share_dir() / 'config' / name
 
 

@@ -1,5 +1,6 @@
-"""Typo repair against the catalog's own vocabulary ("thermel" -> "thermal", "tkae" -> "take"),
-after expanding common operator shorthand ("batt", "alt", "hdg", "rth").
+"""Typo repair against the catalog's own vocabulary, after expanding operator shorthand.
+
+"thermel" -> "thermal", "tkae" -> "take"; shorthand: "batt", "alt", "hdg", "rth".
 
 A symmetric-delete speller (the SymSpell idea, edit distance 1 including
 adjacent transpositions): every vocabulary word and every word with one letter
@@ -84,6 +85,7 @@ class Speller:
 
     @classmethod
     def from_catalog(cls, catalog: Catalog, known_words: Iterable[str] = ()) -> 'Speller':
+        """A speller over the catalog's words (and ``known_words`` to protect)."""
         texts: list[str] = []
         for t in catalog:
             texts += [
@@ -97,6 +99,7 @@ class Speller:
         return cls(texts, known_words)
 
     def correct_word(self, word: str) -> str:
+        """``word`` repaired towards a catalog word, or unchanged."""
         lower = word.lower()
         if (
             len(lower) < 4

@@ -135,6 +135,8 @@ class RecordedRequest:
 
 @dataclass
 class BagContents:
+    """What a bag holds: recorded requests and the router's selections."""
+
     requests: list[RecordedRequest] = field(default_factory=list)
     selections: list[Selection] = field(default_factory=list)
 
@@ -223,6 +225,7 @@ class SelectionRecorder:
         return callback
 
     def selections(self) -> int:
+        """Selections received so far."""
         return sum(1 for e in self.received if e.msgtype == SELECTION_TYPE)
 
 

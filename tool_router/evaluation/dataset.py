@@ -111,6 +111,7 @@ def load_jsonl(path: str | Path, catalog: Catalog | None = None) -> list[Example
 
 
 def write_jsonl(examples: Iterable[Example], path: str | Path) -> None:
+    """Write examples as JSONL, one per line, in the dataset format."""
     with Path(path).open('w', encoding='utf-8') as fh:
         for ex in examples:
             fh.write(json.dumps(ex.model_dump(mode='json'), ensure_ascii=False) + '\n')

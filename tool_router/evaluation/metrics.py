@@ -98,6 +98,7 @@ class RequestRecord(_Model):
 
     @property
     def in_scope(self) -> bool:
+        """Whether the request has tools to find (not out of scope)."""
         return self.level != OUT_OF_SCOPE
 
 
@@ -121,6 +122,8 @@ def make_record(*, id: str, level: str, request: str, truth: Sequence[str], poli
 
 # -- aggregation ---------------------------------------------------------------
 class LevelMetrics(_Model):
+    """The paper's metrics over the requests of one level."""
+
     n: int
     em: float
     completeness: float
@@ -129,6 +132,8 @@ class LevelMetrics(_Model):
 
 
 class MacroMetrics(_Model):
+    """Level metrics averaged over the in-scope levels (each level weighs the same)."""
+
     em: float
     completeness: float
     precision: float
@@ -136,11 +141,15 @@ class MacroMetrics(_Model):
 
 
 class OutOfScope(_Model):
+    """How out-of-scope requests were answered."""
+
     n: int
     empty_rate: float | None = Field(description='Share answered with no tool (None when n=0).')
 
 
 class Latency(_Model):
+    """Routing latency percentiles in milliseconds."""
+
     p50: float | None
     p90: float | None
     p99: float | None
@@ -148,11 +157,15 @@ class Latency(_Model):
 
 
 class Invented(_Model):
+    """Names outside the catalog that a policy proposed."""
+
     names: int = Field(description='Invented names over all requests (and repeats).')
     requests: int = Field(description='Requests (x repeats) with at least one invented name.')
 
 
 class LLMStats(_Model):
+    """How the LLM behaved, over the replies that went through it."""
+
     n: int = Field(description='Replies that went through an LLM.')
     malformed_rate: float
     invented_rate: float
@@ -161,6 +174,8 @@ class LLMStats(_Model):
 
 
 class RepeatStats(_Model):
+    """Spread of the scores over repeated runs."""
+
     n: int
     macro_composite_per_repeat: list[float]
     macro_composite_std: float
@@ -169,6 +184,8 @@ class RepeatStats(_Model):
 
 
 class StyleSlice(_Model):
+    """Scores over the in-scope requests of one writing style."""
+
     n: int = Field(description='In-scope requests of this style.')
     composite: float | None
     out_of_scope_n: int = 0
@@ -176,6 +193,8 @@ class StyleSlice(_Model):
 
 
 class PolicyReport(_Model):
+    """Everything the report says about one policy."""
+
     default: bool = False
     levels: dict[str, LevelMetrics]
     macro: MacroMetrics
@@ -192,6 +211,8 @@ class PolicyReport(_Model):
 
 
 class PairedDiff(_Model):
+    """Paired difference of the composite score between two policies, with its interval."""
+
     a: str
     b: str
     n: int
@@ -226,12 +247,14 @@ def macro(levels: dict[str, LevelMetrics]) -> MacroMetrics:
 
 
 def out_of_scope(records: Sequence[RequestRecord]) -> OutOfScope:
+    """How out-of-scope requests were answered (empty answer = right)."""
     rs = [r for r in records if not r.in_scope]
     rate = _mean(float(not r.predicted) for r in rs) if rs else None
     return OutOfScope(n=len(rs), empty_rate=rate)
 
 
 def in_scope_empty_rate(records: Sequence[RequestRecord]) -> float | None:
+    """Share of in-scope requests answered with no tool (None when there are none)."""
     rs = [r for r in records if r.in_scope]
     return _mean(float(not r.predicted) for r in rs) if rs else None
 
@@ -246,6 +269,7 @@ def latency(values: Iterable[float | None]) -> Latency:
 
 
 def llm_stats(records: Sequence[RequestRecord]) -> LLMStats | None:
+    """LLM reply statistics, or None when no reply went through an LLM."""
     flags = [r.llm for r in records if r.llm is not None]
     if not flags:
         return None
@@ -334,7 +358,7 @@ def bootstrap_ci(diffs: Sequence[float], resamples: int = 2000, seed: int = 0,
 
 def paired_diffs(records_by_policy: dict[str, Sequence[RequestRecord]], resamples: int = 2000,
                  seed: int = 0) -> list[PairedDiff]:
-    """delta = mean(a - b) of per-request composite (mean over repeats) for every policy pair."""
+    """Paired delta = mean(a - b) of per-request composite (mean over repeats), per pair."""
     means = {p: request_means(rs) for p, rs in records_by_policy.items()}
     out = []
     for a, b in combinations(records_by_policy, 2):

@@ -24,6 +24,8 @@ PLOTS = {
 
 
 class DatasetSummary(BaseModel):
+    """Size and composition of the evaluated dataset."""
+
     model_config = ConfigDict(extra='forbid')
 
     n: int
@@ -33,6 +35,8 @@ class DatasetSummary(BaseModel):
 
 
 class RunInfo(BaseModel):
+    """Where and how a run was made (commit, machine, model, settings)."""
+
     model_config = ConfigDict(extra='forbid')
 
     mode: str = Field(description='in_process | live | recorded')
@@ -72,6 +76,7 @@ def build_report(records: Sequence[RequestRecord], dataset: dict[str, Any], run:
 
 
 def write_predictions(records: Sequence[RequestRecord], path: Path) -> None:
+    """Write one JSON line per routed request (the per-case records)."""
     with path.open('w', encoding='utf-8') as fh:
         for r in records:
             fh.write(r.model_dump_json(exclude_none=True) + '\n')
@@ -100,6 +105,7 @@ def composite_table(report: Report) -> list[str]:
 
 
 def detail_table(report: Report) -> list[str]:
+    """Markdown table: the paper's metrics per policy and level."""
     header = ['policy', 'level', 'n', 'EM', 'completeness', 'precision', 'composite']
     rows = []
     for n, p in report.policies.items():
@@ -114,6 +120,7 @@ def detail_table(report: Report) -> list[str]:
 
 
 def behaviour_table(report: Report) -> list[str]:
+    """Markdown table: empty answers, invented names, refusals and latency per policy."""
     header = ['policy', 'out-of-scope empty rate (n)', 'in-scope empty rate', 'invented names',
               'refused', 'latency p50 / p90 / p99 ms']
     rows = []
@@ -126,6 +133,7 @@ def behaviour_table(report: Report) -> list[str]:
 
 
 def llm_table(report: Report) -> list[str]:
+    """Markdown table: LLM reply statistics (empty when no LLM was used)."""
     rows = [[n, str(p.llm.n), _f(p.llm.malformed_rate), _f(p.llm.invented_rate),
              _f(p.llm.timeout_rate), _f(p.llm.error_rate)]
             for n, p in report.policies.items() if p.llm]
@@ -136,6 +144,7 @@ def llm_table(report: Report) -> list[str]:
 
 
 def repeat_table(report: Report) -> list[str]:
+    """Markdown table: spread over repeats (empty without repeats)."""
     rows = [[n, str(p.repeats.n), _f(p.macro.composite), _f(p.repeats.macro_composite_std, 4),
              _f(p.repeats.request_composite_std_mean, 4)]
             for n, p in report.policies.items() if p.repeats]
@@ -146,6 +155,7 @@ def repeat_table(report: Report) -> list[str]:
 
 
 def paired_table(report: Report) -> list[str]:
+    """Markdown table: paired differences with bootstrap intervals."""
     if not report.paired:
         return []
     rows = [[d.a, d.b, str(d.n), f'{d.delta_composite:+.3f}',
@@ -155,6 +165,7 @@ def paired_table(report: Report) -> list[str]:
 
 
 def style_table(report: Report) -> list[str]:
+    """Markdown table: composite score per writing style."""
     styles = sorted({s for p in report.policies.values() for s in p.styles})
     if not styles:
         return []

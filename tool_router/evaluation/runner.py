@@ -32,6 +32,7 @@ class Dataset:
     recorded: BagContents | None = None
 
     def summary(self) -> dict[str, Any]:
+        """Counts of requests per level and style."""
         levels = Counter(ex.level for ex in self.examples)
         styles = Counter(str(getattr(ex, 'style', '') or '') for ex in self.examples)
         styles.pop('', None)
@@ -108,7 +109,10 @@ class Routed:
 
 
 class Backend(Protocol):
-    def route(self, example: Example, policy: str) -> Routed: ...
+    """Routes one dataset example with one policy (in-process or over ROS)."""
+
+    def route(self, example: Example, policy: str) -> Routed:
+        """Route ``example`` with ``policy``; errors become refused answers."""
 
 
 class InProcessBackend:
@@ -118,6 +122,7 @@ class InProcessBackend:
         self.router = router
 
     def route(self, example: Example, policy: str) -> Routed:
+        """Route through the in-process router; a RequestError is a refused answer."""
         try:
             result = self.router.route(example.request, policy)
         except RequestError as exc:
@@ -162,6 +167,7 @@ class LiveBackend:
             rclpy.spin_once(node, timeout_sec=0.1)
 
     def route(self, example: Example, policy: str) -> Routed:
+        """Route through the live node's service, timing the round trip."""
         sent_ns = time.time_ns()
         start = time.perf_counter()
         resp = self.client.call(example.request, policy, 0, self.timeout_s)

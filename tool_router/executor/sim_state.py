@@ -83,7 +83,7 @@ class SimVehicle:
                 if s.mission_elapsed_s >= self.mission_duration_s:
                     s.mission, s.mode, s.speed_mps = 'finished', 'LOITER', 0.0
 
-    def snapshot(self) -> dict:
+    def snapshot(self) -> dict[str, Any]:
         """The state as a JSON-ready dict (without the history)."""
         with self._lock:
             self.advance()

@@ -14,14 +14,14 @@ import re
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Literal
+from typing import Any, Final, Iterable, Iterator, Literal
 
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
 from tool_router.errors import ToolRouterError
 
-SCHEMA_VERSION = '1.0'
+SCHEMA_VERSION: Final = '1.0'
 
 # Per-tool outcomes (ExecutionTrace.outcomes uses the same words). 'armed': a watch waits for
 # the tool's condition; 'not_armed': the condition could not be read; 'skipped_conditional'

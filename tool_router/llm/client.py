@@ -102,10 +102,12 @@ class CircuitBreaker:
             )
 
     def record_success(self) -> None:
+        """A call succeeded: close the circuit."""
         with self._lock:
             self._consecutive, self._opened_at, self._trial = 0, None, False
 
     def record_failure(self) -> None:
+        """A call failed: count it, and open the circuit at the threshold."""
         with self._lock:
             self._consecutive += 1
             self._trial = False

@@ -30,6 +30,7 @@ class Redacted:
 
     @property
     def count(self) -> int:
+        """Redactions made, all kinds together."""
         return self.coordinates + self.numbers + self.names
 
 

@@ -105,6 +105,7 @@ class LLMParams(BaseModel):
         return f'{parts.hostname}:{parts.port}' if parts.port else parts.hostname
 
     def names_to_redact(self) -> list[str]:
+        """The comma-separated ``redact_names`` as a list."""
         return [n.strip() for n in self.redact_names.split(',') if n.strip()]
 
 

@@ -31,6 +31,7 @@ class RouteClient:
     def call(
         self, text: str, policy: str = '', max_tools: int = 0, timeout_s: float = 30.0
     ) -> Any:
+        """Call /route_request once; returns the service response."""
         req = RouteRequest.Request(text=text, policy=policy, max_tools=max(0, int(max_tools)))
         future = self.client.call_async(req)
         rclpy.spin_until_future_complete(self.node, future, timeout_sec=timeout_s)
@@ -40,6 +41,7 @@ class RouteClient:
         return future.result()
 
     def close(self) -> None:
+        """Destroy the node (and the context when this client made it)."""
         self.node.destroy_node()
         if self._own_context:
             rclpy.try_shutdown()
@@ -52,5 +54,6 @@ class RouteClient:
 
 
 def call_route(text: str, policy: str = '', max_tools: int = 0, timeout_s: float = 30.0) -> Any:
+    """One /route_request call with a short-lived client node."""
     with RouteClient(wait_s=timeout_s) as client:
         return client.call(text, policy, max_tools, timeout_s)

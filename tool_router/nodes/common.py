@@ -64,6 +64,7 @@ def parameters_as_dict(node: Node, names: list[str]) -> dict[str, Any]:
 
 
 def flatten(values: dict[str, Any], prefix: str = '') -> list[str]:
+    """Dotted parameter names of a nested dict (``llm.url``, ...)."""
     names: list[str] = []
     for key, value in values.items():
         if isinstance(value, dict):
@@ -74,6 +75,7 @@ def flatten(values: dict[str, Any], prefix: str = '') -> list[str]:
 
 
 def stamp_now(node: Node) -> Any:
+    """The node clock's current time as a message stamp."""
     return node.get_clock().now().to_msg()
 
 

@@ -118,6 +118,7 @@ class RouterNode(LifecycleNode):
         return RouterConfig.model_validate(parameters_as_dict(self, self._names))
 
     def on_configure(self, state: State) -> TransitionCallbackReturn:
+        """Load catalog, model and index; refuse (FAILURE) with a clear message on bad input."""
         start = time.perf_counter()
         try:
             self.config = self._current_config()
@@ -147,19 +148,23 @@ class RouterNode(LifecycleNode):
         return TransitionCallbackReturn.SUCCESS
 
     def on_activate(self, state: State) -> TransitionCallbackReturn:
+        """Start serving /route_request."""
         self._active = True
         self.get_logger().info('serving /route_request')
         return super().on_activate(state)
 
     def on_deactivate(self, state: State) -> TransitionCallbackReturn:
+        """Stop serving; requests are refused until activated again."""
         self._active = False
         return super().on_deactivate(state)
 
     def on_cleanup(self, state: State) -> TransitionCallbackReturn:
+        """Release the router and its index."""
         self._teardown()
         return TransitionCallbackReturn.SUCCESS
 
     def on_shutdown(self, state: State) -> TransitionCallbackReturn:
+        """Stop serving and release everything."""
         self._active = False
         self._teardown()
         return TransitionCallbackReturn.SUCCESS
@@ -301,6 +306,7 @@ class RouterNode(LifecycleNode):
 
 
 def main(args: list[str] | None = None) -> int:
+    """Run the router node until interrupted."""
     return spin(RouterNode, args)
 
 

@@ -25,6 +25,7 @@ def words(text: str) -> list[str]:
 
 
 def content_words(text: str) -> set[str]:
+    """Lower-case words of ``text`` without stop words and single letters."""
     return {w for w in words(text) if w not in STOPWORDS and len(w) > 1}
 
 
@@ -38,6 +39,7 @@ class Evidence:
     value: float  # similarity, distance or contribution
 
     def as_dict(self) -> dict[str, Any]:
+        """The evidence as a plain dict (for JSON)."""
         return asdict(self)
 
 
@@ -83,7 +85,8 @@ class Policy(Protocol):
 
     name: str
 
-    def route(self, text: str, max_tools: int) -> Decision: ...
+    def route(self, text: str, max_tools: int) -> Decision:
+        """Choose tools for ``text``, at most ``max_tools``."""
 
 
 class LexicalMatcher:
@@ -94,7 +97,7 @@ class LexicalMatcher:
         self._text = {t.name: content_words(f'{t.summary} {t.description}') for t in catalog}
 
     def support(self, text: str) -> dict[str, tuple[float, list[str]]]:
-        """tool -> (support in 0..1, matched words), for tools with any match."""
+        """Map tool -> (support in 0..1, matched words), for tools with any match."""
         req = content_words(text)
         stems = {w.rstrip('s') for w in req}
         out: dict[str, tuple[float, list[str]]] = {}

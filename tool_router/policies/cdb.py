@@ -17,15 +17,18 @@ orthogonal); similarities are ``1 - d/2`` (cosine).
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from tool_router.clauses import fragments, normalise
-from tool_router.index import CatalogIndex
+from tool_router.index import CatalogIndex, Hit
 from tool_router.policies.base import Decision, Evidence, LexicalMatcher
 
 
 class CDBv1Params(BaseModel):
+    """Constants of cdbv1 (the paper's fixed threshold)."""
+
     model_config = ConfigDict(extra='forbid')
     top_k: int = Field(10, ge=1, le=64, description='Neighbours retrieved for the request.')
     max_distance: float = Field(
@@ -34,12 +37,16 @@ class CDBv1Params(BaseModel):
 
 
 class CDBv2Params(BaseModel):
+    """Constants of cdbv2 (threshold relative to the nearest tool)."""
+
     model_config = ConfigDict(extra='forbid')
     top_k: int = Field(10, ge=1, le=64, description='Neighbours retrieved for the request.')
     margin: float = Field(0.20, ge=0, le=4, description='Keep tools within d_min + margin.')
 
 
 class CDBv3Params(BaseModel):
+    """Constants of cdbv3 (clause-aware aggregation)."""
+
     model_config = ConfigDict(extra='forbid')
     top_k: int = Field(4, ge=1, le=64, description='Neighbours retrieved per fragment.')
     sim_floor: float = Field(
@@ -59,7 +66,7 @@ class CDBv3Params(BaseModel):
     max_tools: int = Field(8, ge=1, le=42, description='Maximum output size.')
 
 
-def _per_tool_nearest(hits) -> dict[str, float]:
+def _per_tool_nearest(hits: Iterable[Hit]) -> dict[str, float]:
     best: dict[str, float] = {}
     for hit in hits:
         if hit.tool not in best or hit.distance < best[hit.tool]:
@@ -102,11 +109,13 @@ class CDBv1(_SingleQuery):
     """Fixed distance threshold on the single-query nearest neighbours."""
 
     name = 'cdbv1'
+    params: CDBv1Params
 
     def __init__(self, index: CatalogIndex, params: CDBv1Params | None = None) -> None:
         super().__init__(index, params or CDBv1Params())
 
     def keep(self, nearest: list[tuple[str, float]]) -> list[tuple[str, float]]:
+        """Tools within ``max_distance``."""
         return [(t, d) for t, d in nearest if d <= self.params.max_distance]
 
 
@@ -114,11 +123,13 @@ class CDBv2(_SingleQuery):
     """Threshold relative to the nearest result."""
 
     name = 'cdbv2'
+    params: CDBv2Params
 
     def __init__(self, index: CatalogIndex, params: CDBv2Params | None = None) -> None:
         super().__init__(index, params or CDBv2Params())
 
     def keep(self, nearest: list[tuple[str, float]]) -> list[tuple[str, float]]:
+        """Tools within ``margin`` of the nearest one."""
         d_min = nearest[0][1] if nearest else 0.0
         return [(t, d) for t, d in nearest if d <= d_min + self.params.margin]
 
@@ -133,6 +144,7 @@ class CDBv3:
         self.lexical = LexicalMatcher(index.catalog)
 
     def route(self, text: str, max_tools: int) -> Decision:
+        """Retrieve per fragment, aggregate per tool, truncate at the score gap."""
         p = self.params
         frags = fragments(text)
         results = self.index.query(self.index.embed(frags), p.top_k)

@@ -181,6 +181,7 @@ class FeatureExtractor:
         return out
 
     def extract(self, text: str, variant: Variant = VARIANTS['lcr']) -> dict[str, Any]:
+        """Features of every (clause, tool) pair of ``text`` for ``variant``."""
         full = normalise(text)
         if variant.spelling:
             full = self.speller.correct(full)
@@ -292,7 +293,8 @@ def logistic(X: np.ndarray, mean: np.ndarray, scale: np.ndarray, weights: np.nda
              ) -> np.ndarray:
     """Probabilities of a logistic model over standardised features."""
     z = ((X - mean) / scale) @ weights
-    return 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+    p: np.ndarray = 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+    return p
 
 
 class ScorerModel(BaseModel):
@@ -314,10 +316,12 @@ class ScorerModel(BaseModel):
     )
 
     def probabilities(self, X: np.ndarray) -> np.ndarray:
+        """The scorer's probability for each feature row."""
         return logistic(X, np.asarray(self.mean), np.asarray(self.scale), np.asarray(self.weights))
 
 
 def load_models(path: str | Path = '') -> dict[str, ScorerModel]:
+    """The fitted scorers by variant name, from ``path`` (default: the shipped file)."""
     path = Path(path) if path else config_path('lcr_model.json')
     try:
         raw = json.loads(Path(path).read_text(encoding='utf-8'))
@@ -390,6 +394,7 @@ class LearnedClauseRouter:
         )
 
     def route(self, text: str, max_tools: int) -> Decision:
+        """Score every (clause, tool) pair and keep what the scorer accepts."""
         feats = self.extractor.extract(text, self.variant)
         probs = self.model.probabilities(feats['X'])
         names = self.extractor.names
