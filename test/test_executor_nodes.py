@@ -388,15 +388,23 @@ def test_restart_cancels_watches_and_traces_it(rig, tmp_path):
                              conditions=['after 10 minutes'])
     assert wait_until(lambda: len(watch_records(trace_dir, rid)) == 1, 15), first.output
     first.stop(signal.SIGKILL)
+    with (trace_dir / 'torn.jsonl').open('w') as torn:  # a killed writer's last line
+        torn.write('{"schema_version":"1.0","record":"watch","event":"armed","st')
     second = start('tool_router.nodes.executor_node', *names, ready='executor ready')
     try:
         events = watch_records(trace_dir, rid)
         assert [e['event'] for e in events] == ['armed', 'cancelled']
         assert 'executor restarted' in events[1]['reason']
+        # a clean shutdown cancels the armed watches and traces that too
+        rid2 = rig['peer'].select('/test/selected_r', ['gimbal_control'],
+                                  conditions=['after 10 minutes'])
+        assert wait_until(lambda: len(watch_records(trace_dir, rid2)) == 1, 15), second.output
     finally:
         assert second.stop() == 0
-    # a clean shutdown cancels and traces too (nothing was armed in the second run)
     assert [e['event'] for e in watch_records(trace_dir, rid)] == ['armed', 'cancelled']
+    events = watch_records(trace_dir, rid2)
+    assert [e['event'] for e in events] == ['armed', 'cancelled']
+    assert events[1]['reason'].startswith('executor shutdown')
 
 
 def test_shadow_mode_executes_nothing_but_traces_everything(rig):

@@ -371,6 +371,24 @@ def record_from_json(text: str) -> TraceRecord:
     return TraceRecord.model_validate(json.loads(text))
 
 
+def watch_records_in(paths: Iterable[str | Path]) -> Iterator[WatchRecord]:
+    """The watch records of trace files, cheaply: other lines are not parsed, and a line that
+    is torn or invalid (a killed writer) is skipped rather than raised."""
+    for path in paths:
+        try:
+            handle = Path(path).open(encoding='utf-8', errors='replace')
+        except OSError:
+            continue
+        with handle:
+            for line in handle:
+                if '"record":"watch"' not in line or not line.endswith('\n'):
+                    continue
+                try:
+                    yield WatchRecord.model_validate_json(line)
+                except pydantic.ValidationError:
+                    continue
+
+
 def open_watches(records: Iterable['TraceRecord | WatchRecord']) -> list[WatchRecord]:
     """The 'armed' records of watches with no later fired/expired/cancelled record."""
     armed: dict[str, WatchRecord] = {}

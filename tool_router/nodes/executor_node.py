@@ -44,14 +44,13 @@ from tool_router.executor.pipeline import ConfirmRequest, ExecutionPipeline, Sel
 from tool_router.executor.traces import (
     ConfirmationOutcome,
     Redactor,
-    TraceError,
     TraceRecord,
     TraceWriter,
     WatchRecord,
     open_watches,
-    read_traces,
     trace_files,
     trace_message_fields,
+    watch_records_in,
 )
 from tool_router.executor.watches import SensorReadError, Watch, WatchManager
 from tool_router.msg import ConfirmationRequest, ExecutionTrace, SelectedCapabilities, WatchEvent
@@ -67,7 +66,7 @@ from tool_router.srv import CancelWatch, ConfirmTool, ListWatches
 RESTART_REASON = 'executor restarted: watches do not survive a restart'
 
 # Parameters that may change while running; the rest need a restart.
-LIVE_PARAMS = {'mode', 'confirm_timeout_s', 'call_timeout_s', 'stop_on_failure'}
+LIVE_PARAMS = {'mode', 'confirm_timeout_s', 'call_timeout_s', 'stop_on_failure', 'watch_ttl_s'}
 
 
 def _stamp(seconds: float) -> Any:
@@ -354,15 +353,9 @@ class ExecutorNode(Node):
     def _cancel_left_open_watches(self) -> None:
         """Trace as cancelled the watches a previous executor armed and never ended."""
         assert self._writer is not None
-        directory = self.config.resolved_trace_dir()
-        records: list[Any] = []
-        for path in trace_files([directory]):
-            if path == self._writer.path:
-                continue
-            try:
-                records.extend(read_traces(path))
-            except TraceError as exc:
-                self.get_logger().warning(f'skipping unreadable trace file: {exc}')
+        files = [p for p in trace_files([self.config.resolved_trace_dir()])
+                 if p != self._writer.path]
+        records = list(watch_records_in(files))
         now = time.time()
         for armed in open_watches(records):
             record = armed.model_copy(update={'event': 'cancelled', 'stamp': now,
@@ -485,6 +478,7 @@ class ExecutorNode(Node):
         p = self.pipeline
         p.mode, p.confirm_timeout_s = Mode(new.mode), new.confirm_timeout_s
         p.call_timeout_s, p.stop_on_failure = new.call_timeout_s, new.stop_on_failure
+        self.watches.ttl_s = new.watch_ttl_s  # for watches armed from now on
         return SetParametersResult(successful=True)
 
     def destroy_node(self) -> None:
