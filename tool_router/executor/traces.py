@@ -372,8 +372,11 @@ def record_from_json(text: str) -> TraceRecord:
 
 
 def watch_records_in(paths: Iterable[str | Path]) -> Iterator[WatchRecord]:
-    """The watch records of trace files, cheaply: other lines are not parsed, and a line that
-    is torn or invalid (a killed writer) is skipped rather than raised."""
+    """Yield the watch records of trace files, cheaply.
+
+    Other lines are not parsed, and a line that is torn or invalid (a killed writer)
+    is skipped rather than raised.
+    """
     for path in paths:
         try:
             handle = Path(path).open(encoding='utf-8', errors='replace')
