@@ -390,13 +390,16 @@ def test_restart_cancels_watches_and_traces_it(rig, tmp_path):
     first.stop(signal.SIGKILL)
     with (trace_dir / 'torn.jsonl').open('w') as torn:  # a killed writer's last line
         torn.write('{"schema_version":"1.0","record":"watch","event":"armed","st')
-    second = start('tool_router.nodes.executor_node', *names, ready='executor ready')
+    # same trace directory and names; a fresh input topic, so the test's publisher does not
+    # race the new subscription against the killed one's stale discovery entry
+    second = start('tool_router.nodes.executor_node', *names,
+                   '-p', 'selection_topic:=/test/selected_r2', ready='executor ready')
     try:
         events = watch_records(trace_dir, rid)
         assert [e['event'] for e in events] == ['armed', 'cancelled']
         assert 'executor restarted' in events[1]['reason']
         # a clean shutdown cancels the armed watches and traces that too
-        rid2 = rig['peer'].select('/test/selected_r', ['gimbal_control'],
+        rid2 = rig['peer'].select('/test/selected_r2', ['gimbal_control'],
                                   conditions=['after 10 minutes'])
         assert wait_until(lambda: len(watch_records(trace_dir, rid2)) == 1, 15), second.output
     finally:
