@@ -293,3 +293,7 @@ def test_bad_environment_is_a_config_error():
 
     with pytest.raises(ConfigError, match='provider'):
         apply_environment(LLMParams(), {'TOOL_ROUTER_LLM_PROVIDER': 'gemini'})
+    with pytest.raises(ConfigError, match="TOOL_ROUTER_ALLOW_REMOTE='maybe' is neither"):
+        apply_environment(LLMParams(), {'TOOL_ROUTER_ALLOW_REMOTE': 'maybe'})
+    off = apply_environment(LLMParams(), {'TOOL_ROUTER_ALLOW_REMOTE': ' Off '})
+    assert off.allow_remote is False

@@ -161,8 +161,20 @@ class HybridParams(BaseModel):
     )
 
 
-def _truthy(value: str) -> bool:
-    return value.strip().lower() in ('1', 'true', 'yes', 'on')
+TRUE_WORDS = ('1', 'true', 'yes', 'on')
+FALSE_WORDS = ('0', 'false', 'no', 'off')
+
+
+def _truthy(name: str, value: str) -> bool:
+    """A yes/no environment variable; anything else is a ConfigError (never silently false)."""
+    word = value.strip().lower()
+    if word in TRUE_WORDS or word in FALSE_WORDS:
+        return word in TRUE_WORDS
+    raise ConfigError(
+        f'{name}={value!r} is neither true nor false',
+        where='environment',
+        hint=f'use one of {"/".join(TRUE_WORDS)} or {"/".join(FALSE_WORDS)}',
+    )
 
 
 def apply_environment(params: LLMParams, environ: Mapping[str, str] | None = None) -> LLMParams:
@@ -176,7 +188,7 @@ def apply_environment(params: LLMParams, environ: Mapping[str, str] | None = Non
     if env.get(ENV_PROVIDER):
         update['provider'] = env[ENV_PROVIDER].strip().lower()
     if env.get(ENV_ALLOW_REMOTE) is not None and env.get(ENV_ALLOW_REMOTE, '').strip() != '':
-        update['allow_remote'] = _truthy(env[ENV_ALLOW_REMOTE])
+        update['allow_remote'] = _truthy(ENV_ALLOW_REMOTE, env[ENV_ALLOW_REMOTE])
     if env.get(ENV_TIMEOUT):
         update['timeout_s'] = env[ENV_TIMEOUT].strip()
     if not update:
