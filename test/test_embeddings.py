@@ -24,6 +24,13 @@ def test_cuda_without_a_gpu_is_a_clear_error():
         resolve_device('cuda')
 
 
+@pytest.mark.slow  # loads MiniLM
+def test_loading_the_model_prints_no_progress_bar(capfd):
+    SentenceTransformerEncoder('all-MiniLM-L6-v2', 'cpu')
+    err = capfd.readouterr().err
+    assert 'Loading weights' not in err and 'it/s]' not in err, err
+
+
 @pytest.mark.slow  # imports sentence-transformers
 def test_unknown_model_is_a_clear_error_and_nothing_is_downloaded(tmp_path):
     with pytest.raises(ConfigError, match='cannot load embedding model'):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from typing import Any
 
@@ -18,14 +19,20 @@ COMMAND_MODULES = (
     'tool_router.fit',
     'tool_router.evaluation.cli',
     'tool_router.executor.cli',
+    'tool_router.completion',
 )
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``tool-router`` parser with every module's sub-commands."""
+    from tool_router import __version__
+
     parser = argparse.ArgumentParser(
         prog='tool-router',
         description='Route natural-language UAV requests to an allowlisted tool catalog.',
     )
+    parser.add_argument('--version', action='version', version=f'%(prog)s {__version__}',
+                        help='print the version and exit')
     sub = parser.add_subparsers(dest='command', required=True, metavar='COMMAND')
     for name in COMMAND_MODULES:
         try:
@@ -39,21 +46,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def print_json(data: Any) -> None:
+    """Print ``data`` as indented JSON on stdout."""
     json.dump(data, sys.stdout, indent=2, default=str)
     sys.stdout.write('\n')
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one ``tool-router`` command; returns the exit code."""
     from tool_router.errors import ToolRouterError
 
-    args = build_parser().parse_args(argv)
     try:
+        args = build_parser().parse_args(argv)
         return int(args.handler(args) or 0)
     except ToolRouterError as exc:
         print(f'tool-router: error: {exc}', file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader left (`tool-router ... | head`): stop quietly, like any Unix filter.
+        # stdout is pointed at /dev/null so that the interpreter's final flush cannot fail.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for a filter stopped by the pipe
 
 
 if __name__ == '__main__':

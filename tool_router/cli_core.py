@@ -37,18 +37,28 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
     return out
 
 
-def router_from_args(args: argparse.Namespace, **extra: Any) -> Any:
+def config_from_args(args: argparse.Namespace, **extra: Any) -> Any:
+    """The router configuration of ``--config`` and ``--set`` (plus ``extra`` overrides)."""
     from tool_router.config import load_router_config
+
+    return load_router_config(args.config, {**parse_overrides(args.set), **extra})
+
+
+def router_from_args(args: argparse.Namespace, **extra: Any) -> Any:
+    """A router built from ``--config`` and ``--set`` (loads the model and the index)."""
     from tool_router.router import Router
 
-    config = load_router_config(args.config, {**parse_overrides(args.set), **extra})
-    return Router(config)
+    return Router(config_from_args(args, **extra))
 
 
 def cmd_route(args: argparse.Namespace) -> int:
+    """Route one request in-process and print the tools (or why there are none)."""
     from tool_router.cli import print_json
+    from tool_router.router import Router, check_text
 
-    router = router_from_args(args)
+    config = config_from_args(args)
+    check_text(args.text, config.max_text_length)  # a bad request fails before the model loads
+    router = Router(config)
     result = router.route(args.text, args.policy or '', args.max_tools)
     if args.json:
         print_json(
@@ -65,13 +75,31 @@ def cmd_route(args: argparse.Namespace) -> int:
             }
         )
     else:
-        _print_tools(result.tools, result.scores, result.policy, result.latency_ms)
+        _print_tools(result.tools, result.scores, result.policy, result.latency_ms,
+                     why_nothing(result) if not result.tools else '')
     return 0
 
 
-def _print_tools(tools: list[str], scores: list[float], policy: str, latency_ms: float) -> None:
+def why_nothing(result: Any) -> str:
+    """Why a routing result holds no tool, in words (the policy's note, fallback, drops)."""
+    reasons: list[str] = []
+    decision = result.decision
+    if decision is not None and decision.note:
+        reasons.append(decision.note)
+    if result.fallback_reason and result.fallback_reason not in reasons:
+        reasons.append(result.fallback_reason)
+    if result.dropped:
+        reasons.append(f'dropped names outside the catalog: {", ".join(result.dropped)}')
+    if decision is not None and decision.candidates:
+        tool, score = decision.candidates[0]
+        reasons.append(f'closest tool: {tool} ({score:.2f})')
+    return '; '.join(reasons) or 'the policy selected nothing'
+
+
+def _print_tools(tools: list[str], scores: list[float], policy: str, latency_ms: float,
+                 why: str = '') -> None:
     if not tools:
-        print(f'(no tool) [{policy}, {latency_ms:.1f} ms]')
+        print(f'(no tool: {why or "nothing selected"}) [{policy}, {latency_ms:.1f} ms]')
     for tool, score in zip(tools, scores):
         print(f'{tool:22s} {score:.3f}')
     if tools:
@@ -108,27 +136,46 @@ def cmd_call(args: argparse.Namespace) -> int:
     return 0 if resp.success else 1
 
 
-def node_command(name: str, params: list[str]) -> list[str]:
-    """Command line that runs one of the package's nodes with this interpreter."""
+def ros_param(text: str) -> str:
+    """An argparse type: one ROS parameter assignment ``NAME:=VALUE``."""
+    name, sep, _ = text.partition(':=')
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(
+            f'expected NAME:=VALUE (e.g. catalog:=/path/x.yaml), got {text!r}; '
+            'a parameters file goes to --config / --executor-config'
+        )
+    return text
+
+
+def node_command(
+    name: str, params_file: str | None = None, params: list[str] | None = None
+) -> list[str]:
+    """Command line that runs one of the package's nodes with this interpreter.
+
+    ``params_file`` is passed as ``--params-file``; every ``NAME:=VALUE`` in
+    ``params`` as ``-p``, whatever its value looks like (a value may well be a
+    path ending in .yaml).
+    """
     cmd = [sys.executable, '-m', f'tool_router.nodes.{name}', '--ros-args']
-    for p in params:
-        cmd += ['--params-file', p] if p.endswith(('.yaml', '.yml')) else ['-p', p]
+    if params_file:
+        cmd += ['--params-file', params_file]
+    for p in params or []:
+        cmd += ['-p', p]
     return cmd
 
 
 def serve_processes(args: argparse.Namespace) -> list[tuple[str, list[str]]]:
     """(name, argv) of the nodes `serve` starts: router, executor, and with --sim the simulator."""
-    params = [args.config] if args.config else []
-    params += args.param
-    procs = [('router_node', node_command('router_node', params))]
+    procs = [('router_node', node_command('router_node', args.config, args.param))]
     if not getattr(args, 'no_executor', False):
-        exec_params = [args.executor_config] if getattr(args, 'executor_config', None) else []
-        if getattr(args, 'mode', None):
-            exec_params.append(f'mode:={args.mode}')
+        exec_params = [f'mode:={args.mode}'] if getattr(args, 'mode', None) else []
         exec_params += getattr(args, 'executor_param', [])
-        procs.append(('executor_node', node_command('executor_node', exec_params)))
+        procs.append((
+            'executor_node',
+            node_command('executor_node', getattr(args, 'executor_config', None), exec_params),
+        ))
     if getattr(args, 'sim', False):
-        procs.append(('sim_vehicle', node_command('sim_vehicle',
+        procs.append(('sim_vehicle', node_command('sim_vehicle', None,
                                                   getattr(args, 'sim_param', []))))
     return procs
 
@@ -288,19 +335,21 @@ def _unique(examples: list[Any]) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser('route', help='route one request in-process (no ROS)')
-    p.add_argument('text')
+    p.add_argument('text', help='the request, e.g. "land when the battery is low"')
     p.add_argument('--policy', default='', help='policy name (default: configured)')
-    p.add_argument('--max-tools', type=int, default=0)
+    p.add_argument('--max-tools', type=int, default=0,
+                   help='at most N tools (default 0: the configured max_tools)')
     p.add_argument('--json', action='store_true', help='print the full result as JSON')
     add_config_args(p)
     p.set_defaults(handler=cmd_route)
 
     p = sub.add_parser('call', help='call /route_request on a running router node')
-    p.add_argument('text')
-    p.add_argument('--policy', default='')
-    p.add_argument('--max-tools', type=int, default=0)
+    p.add_argument('text', help='the request, e.g. "land when the battery is low"')
+    p.add_argument('--policy', default='', help="policy name (default: the node's)")
+    p.add_argument('--max-tools', type=int, default=0,
+                   help="at most N tools (default 0: the node's max_tools)")
     p.add_argument('--timeout', type=float, default=30.0, help='seconds to wait for the service')
-    p.add_argument('--json', action='store_true')
+    p.add_argument('--json', action='store_true', help='print the full response as JSON')
     p.set_defaults(handler=cmd_call)
 
     p = sub.add_parser('serve', help='start the router node (and the executor / simulator)')
@@ -310,6 +359,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         action='append',
         default=[],
         metavar='NAME:=VALUE',
+        type=ros_param,
         help='extra router parameter, ROS syntax (repeatable)',
     )
     p.add_argument('--sim', action='store_true', help='also start the simulated vehicle')
@@ -318,6 +368,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         action='append',
         default=[],
         metavar='NAME:=VALUE',
+        type=ros_param,
         help='simulator parameter, e.g. battery_pct:=30 battery_drain_pct_per_s:=0.5 (repeatable)',
     )
     p.add_argument(
@@ -331,6 +382,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         action='append',
         default=[],
         metavar='NAME:=VALUE',
+        type=ros_param,
         help='extra executor parameter, ROS syntax (repeatable)',
     )
     p.add_argument('--no-executor', action='store_true', help='start the router only')
@@ -339,8 +391,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         'dataset', help='check, split or augment (training only) an annotated JSONL dataset'
     )
-    p.add_argument('action', choices=['check', 'split', 'augment'])
-    p.add_argument('files', nargs='+')
+    p.add_argument('action', choices=['check', 'split', 'augment'],
+                   help='check: validate and summarise; split: dev/test split; '
+                        'augment: noisy training variants')
+    p.add_argument('files', nargs='+', help='annotated JSONL files')
     p.add_argument(
         '--out',
         default='.',
@@ -356,8 +410,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help='augment: comma-separated noise kinds (default: all of '
         'typo,elongate,shout,lowercase,filler,shorthand,preamble,numbered,repeat)',
     )
-    p.add_argument('--test-fraction', type=float, default=0.4)
-    p.add_argument('--seed', type=int, default=20261130)
+    p.add_argument('--test-fraction', type=float, default=0.4,
+                   help='split: share of each stratum held out for test (default 0.4)')
+    p.add_argument('--seed', type=int, default=20261130, help='split/augment: random seed')
     p.add_argument(
         '--stratify',
         default='level',
@@ -377,5 +432,5 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar='JSONL',
         help='split: requests whose id is in this file stay in dev (repeatable)',
     )
-    p.add_argument('--config')
+    p.add_argument('--config', help='router parameters file (for the catalog)')
     p.set_defaults(handler=cmd_dataset)

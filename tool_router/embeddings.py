@@ -74,7 +74,12 @@ class SentenceTransformerEncoder:
         os.environ.setdefault('HF_HUB_OFFLINE', '1')
         os.environ.setdefault('TRANSFORMERS_OFFLINE', '1')
         os.environ.setdefault('TOKENIZERS_PARALLELISM', 'false')
+        # no "Loading weights" progress bar on stderr for every `tool-router route`
+        os.environ.setdefault('HF_HUB_DISABLE_PROGRESS_BARS', '1')
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
 
         self.model_id = model or DEFAULT_MODEL
         self.device = resolve_device(device)

@@ -61,7 +61,8 @@ def load_ros_parameters(
 ) -> M:
     """Validate ``<node_name>: ros__parameters: {...}`` of a ROS 2 parameters file as ``model``.
 
-    ``overrides`` are dotted names (``cdbv3.gap``). Errors name the file, line and field.
+    ``overrides`` are dotted names (``cdbv3.gap``, from the CLI's ``--set``). Errors name the
+    file, line and field, or the override when the bad value came from one.
     """
     data, node = load_yaml_with_lines(path, error)
     params, prefix = None, []
@@ -84,8 +85,20 @@ def load_ros_parameters(
         return model.model_validate(params)
     except pydantic.ValidationError as exc:
         first = exc.errors()[0]
-        line = line_of(node, prefix + list(first['loc']))
         field = '.'.join(str(p) for p in first['loc'])
-        raise error(
-            f'parameter {field}: {first["msg"]}', where=f'{path}:{line}' if line else str(path)
-        ) from None
+        given = overrides or {}
+        culprit = _override_for(field, given)
+        if culprit is not None:
+            where = f'--set {culprit}={given[culprit]!r}'
+        else:
+            line = line_of(node, prefix + list(first['loc']))
+            where = f'{path}:{line}' if line else str(path)
+        raise error(f'parameter {field}: {first["msg"]}', where=where) from None
+
+
+def _override_for(field: str, overrides: dict[str, Any]) -> str | None:
+    """The override that set ``field`` (or a part of it, or a section holding it), if any."""
+    for dotted in overrides:
+        if field == dotted or field.startswith(dotted + '.') or dotted.startswith(field + '.'):
+            return dotted
+    return None

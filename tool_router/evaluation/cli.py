@@ -114,12 +114,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                         'its recorded selections')
     live = p.add_argument_group('live evaluation (a running router node)')
     live.add_argument('--live', action='store_true', help='route through /route_request')
-    live.add_argument('--service', default='/route_request')
+    live.add_argument('--service', default='/route_request', help='route service name')
     live.add_argument('--timeout', type=float, default=30.0, help='seconds per call / to connect')
     live.add_argument('--record-out', metavar='BAGDIR',
                       help='with --live: record the requests and the node selections to a bag')
-    live.add_argument('--selection-topic', default='/tool_router/selected')
-    live.add_argument('--storage', choices=['mcap', 'sqlite3'], default='mcap')
+    live.add_argument('--selection-topic', default='/tool_router/selected',
+                      help='with --record-out: topic of the node\'s selections')
+    live.add_argument('--storage', choices=['mcap', 'sqlite3'], default='mcap',
+                      help='with --record-out: rosbag2 storage format')
     add_config_args(p)
     p.set_defaults(handler=cmd_eval)
 
@@ -128,9 +130,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     r = bsub.add_parser('record', help='write an annotated JSONL dataset as a Request bag')
     r.add_argument('--dataset', required=True, help='annotated JSONL file')
     r.add_argument('--out', required=True, help='new bag directory')
-    r.add_argument('--storage', choices=['mcap', 'sqlite3'], default='mcap')
+    r.add_argument('--storage', choices=['mcap', 'sqlite3'], default='mcap',
+                   help='rosbag2 storage format')
     r.add_argument('--rate', type=float, default=2.0, help='requests per second on replay')
-    r.add_argument('--topic', default='/tool_router/requests')
+    r.add_argument('--topic', default='/tool_router/requests',
+                   help='topic of the Request messages')
     r.add_argument('--config', help='router parameters file (for the catalog)')
     r.set_defaults(handler=cmd_bag_record, set=[])
 
@@ -138,8 +142,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help='record /tool_router/selected (and the requests) from the ROS graph')
     s.add_argument('--out', required=True, help='new bag directory')
     s.add_argument('--duration', type=float, required=True, help='seconds to record')
-    s.add_argument('--storage', choices=['mcap', 'sqlite3'], default='mcap')
-    s.add_argument('--selection-topic', default='/tool_router/selected')
+    s.add_argument('--storage', choices=['mcap', 'sqlite3'], default='mcap',
+                   help='rosbag2 storage format')
+    s.add_argument('--selection-topic', default='/tool_router/selected',
+                   help='topic of the router\'s SelectedCapabilities')
     s.add_argument('--request-topic', default='/tool_router/requests',
                    help='request topic recorded alongside (its annotations score the session)')
     s.set_defaults(handler=cmd_bag_record_selections)

@@ -109,7 +109,9 @@ def format_watches(watches: list[dict]) -> str:
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the executor's sub-commands to the ``tool-router`` parser."""
     p = sub.add_parser('trace', help='summarise, validate or follow executor traces')
-    p.add_argument('action', choices=['summary', 'validate', 'tail'])
+    p.add_argument('action', choices=['summary', 'validate', 'tail'],
+                   help='summary: counts and latencies; validate: check every record; '
+                        'tail: follow the trace topic')
     p.add_argument('files', nargs='*', help='JSONL files or directories '
                                             '(default: $ROS_HOME/tool_router/traces)')
     p.add_argument('--json', action='store_true', help='machine-readable output')
@@ -119,27 +121,33 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=cmd_trace)
 
     p = sub.add_parser('confirm', help='approve or deny a tool waiting for confirmation')
-    p.add_argument('request_id')
+    p.add_argument('request_id', help='the request whose tool waits (from the trace or '
+                                      'the confirmation request)')
     p.add_argument('tool', nargs='?', default='', help='tool name (default: every pending tool '
                                                        'of the request)')
     group = p.add_mutually_exclusive_group(required=True)
-    group.add_argument('--approve', dest='approve', action='store_true')
-    group.add_argument('--deny', dest='approve', action='store_false')
+    group.add_argument('--approve', dest='approve', action='store_true',
+                       help='let the tool run')
+    group.add_argument('--deny', dest='approve', action='store_false',
+                       help='refuse the tool (recorded as confirmation_denied)')
     p.add_argument('--operator', default='', help='your name, recorded in the trace '
                                                   '(default: the login name)')
-    p.add_argument('--service', default='/executor/confirm')
+    p.add_argument('--service', default='/executor/confirm', help='confirmation service name')
     p.add_argument('--timeout', type=float, default=10.0, help='seconds to wait for the service')
-    p.add_argument('--json', action='store_true')
+    p.add_argument('--json', action='store_true', help='machine-readable output')
     p.set_defaults(handler=cmd_confirm)
 
     p = sub.add_parser('watch', help='list or cancel condition watches')
-    p.add_argument('action', choices=['list', 'cancel'])
+    p.add_argument('action', choices=['list', 'cancel'],
+                   help='list: the armed watches; cancel: one watch or a request\'s watches')
     p.add_argument('watch_id', nargs='?', default='', help='cancel: the watch id')
     p.add_argument('--request', default='', help='cancel: every watch of this request id')
     p.add_argument('--all', action='store_true', help='list: also recently ended watches')
     p.add_argument('--operator', default='', help='cancel: your name, recorded in the trace')
-    p.add_argument('--list-service', default='/executor/list_watches')
-    p.add_argument('--cancel-service', default='/executor/cancel_watch')
+    p.add_argument('--list-service', default='/executor/list_watches',
+                   help='list: service name')
+    p.add_argument('--cancel-service', default='/executor/cancel_watch',
+                   help='cancel: service name')
     p.add_argument('--timeout', type=float, default=10.0, help='seconds to wait for the service')
-    p.add_argument('--json', action='store_true')
+    p.add_argument('--json', action='store_true', help='machine-readable output')
     p.set_defaults(handler=cmd_watch)
