@@ -21,6 +21,7 @@ from tool_router.index import CatalogIndex, open_client
 from tool_router.paths import ros_home
 from tool_router.policies.base import Decision, Policy
 from tool_router.policies.cdb import CDBv1, CDBv2, CDBv3
+from tool_router.safety import Screen, visible
 from tool_router.validate import validate_selection
 
 log = logging.getLogger(__name__)
@@ -110,7 +111,7 @@ def check_text(text: Any, max_length: int) -> str:
         text.encode('utf-8')
     except UnicodeEncodeError:
         raise RequestError('request is not valid UTF-8 (unpaired surrogate)') from None
-    if not text.strip():
+    if not visible(text).strip():  # control, zero-width and BOM characters show nothing
         raise RequestError('request is empty')
     if len(text) > max_length:
         raise RequestError(
@@ -141,6 +142,7 @@ class Router:
             index = self._open_index(encoder)
         self.index = index
         self.encoder = index.encoder
+        self.screen = Screen(self.catalog.names)  # safety: injection-only text counts for nothing
         self._policies: dict[str, Policy] = {}
         self._extractor: Any = None  # shared by the lcr variants
         if self.config.policy not in POLICIES:
@@ -201,13 +203,25 @@ class Router:
             raise RequestError('max_tools must be >= 0')
         bound = min(max_tools or self.config.max_tools, len(self.catalog))
         chosen = self.policy(policy)
+        screened = self.screen.screen(text)
         try:
-            decision = chosen.route(text, bound)
+            if screened.empty:
+                decision = Decision(
+                    chosen.name,
+                    [],
+                    [],
+                    abstained=True,
+                    note='nothing left after the safety screen (docs/SAFETY.md)',
+                )
+            else:
+                decision = chosen.route(screened.text, bound)
         except ToolRouterError:
             raise
         except Exception as exc:  # noqa: BLE001 - a policy bug must not take the service down
             log.exception('policy %s failed', chosen.name)
             raise ToolRouterError(f'policy {chosen.name} failed: {exc}') from exc
+        if screened.removed:
+            decision.extra['safety'] = screened.summary()
         checked = validate_selection(decision.tools, decision.scores, self.catalog, bound)
         return RouteResult(
             request_id=request_id or uuid.uuid4().hex[:16],
