@@ -219,6 +219,7 @@ class Screened:
 
     @property
     def empty(self) -> bool:
+        """True when nothing that counts is left."""
         return not self.text.strip()
 
     def summary(self) -> dict[str, object]:
