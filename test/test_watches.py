@@ -214,3 +214,30 @@ def test_records_on_disk_and_restart_fold(catalog, tmp_path):
 def test_predicate_from_router_condition_text_with_connective():
     # the router passes the connective; "unless" must never become "when"
     assert parse_condition('unless the battery is above 30%').reason.startswith('"unless"')
+
+
+def test_concurrent_ticks_fire_a_watch_exactly_once():
+    import threading
+    fired: list[str] = []
+    events: list[WatchRecord] = []
+
+    class Always:
+        def read(self, sensor):
+            return {'battery_pct': 10.0}
+
+    manager = WatchManager(Always(), lambda w: fired.append(w.watch_id), events.append)
+    predicate = parse_condition('when the battery drops below 25%')
+    watches = [manager.arm(f'r{i}', 'land', predicate) for i in range(5)]
+    start = threading.Barrier(4)
+
+    def ticker():
+        start.wait()
+        for _ in range(50):
+            manager.tick()
+    threads = [threading.Thread(target=ticker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(fired) == sorted(w.watch_id for w in watches)
+    assert [e.event for e in events].count('fired') == 5
