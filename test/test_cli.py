@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -137,3 +138,34 @@ def test_bash_completion_knows_commands_options_and_choices():
     assert complete(script, 'tool-router serve --mode ') == ['execute', 'dry_run', 'shadow']
     assert complete(script, 'tool-router dataset ch') == ['check']
     assert complete(script, 'tool-router --v') == ['--version']
+
+
+def test_dataset_check_reports_and_fixes_unsorted_tool_lists(tmp_path, capsys):
+    path = tmp_path / 'd.jsonl'
+    lines = [{'id': 'a', 'level': 'consequential', 'request': 'land when low',
+              'tools': ['land', 'battery_status'], 'style': 'x'},
+             {'id': 'b', 'level': 'direct', 'request': 'land', 'tools': ['land']}]
+    path.write_text(''.join(json.dumps(x) + '\n' for x in lines))
+    assert main(['dataset', 'check', str(path)]) == 0
+    out = capsys.readouterr().out
+    assert '1 tool list(s) not in sorted order (lines 1): read as sets; --fix sorts them' in out
+    assert json.loads(path.read_text().splitlines()[0])['tools'] == ['land', 'battery_status']
+    assert main(['dataset', 'check', '--fix', str(path)]) == 0
+    assert 'rewritten sorted' in capsys.readouterr().out
+    first, second = path.read_text().splitlines()
+    assert json.loads(first) == {**lines[0], 'tools': ['battery_status', 'land']}
+    assert list(json.loads(first)) == ['id', 'level', 'request', 'tools', 'style']
+    assert second == json.dumps(lines[1])
+    assert main(['dataset', 'check', str(path)]) == 0
+    assert 'not in sorted order' not in capsys.readouterr().out
+
+
+def test_dataset_check_suggests_the_closest_name(tmp_path, capsys):
+    path = tmp_path / 'd.jsonl'
+    path.write_text(json.dumps({'id': 'a', 'level': 'drect', 'request': 'x', 'tools': []}) + '\n')
+    assert main(['dataset', 'check', str(path)]) == 2
+    assert "unknown level 'drect' (did you mean direct?)" in capsys.readouterr().err
+    path.write_text(json.dumps({'id': 'a', 'level': 'direct', 'request': 'photo',
+                                'tools': ['rgb_camra']}) + '\n')
+    assert main(['dataset', 'check', str(path)]) == 2
+    assert 'rgb_camra (did you mean rgb_camera?)' in capsys.readouterr().err

@@ -118,8 +118,8 @@ GOOD = {'id': 'a', 'level': 'direct', 'request': 'land', 'tools': ['land']}
     ({'id': 'b', 'level': 'direct', 'request': 'zap', 'tools': ['teleport']}, 'unknown tool'),
     ({'id': 'b', 'level': 'direct', 'request': 'x y', 'tools': ['land', 'takeoff']},
      'cannot have 2'),
-    ({'id': 'b', 'level': 'consequential', 'request': 'x y', 'tools': ['takeoff', 'land']},
-     'not sorted'),
+    ({'id': 'b', 'level': 'direct', 'request': 'zap', 'tools': ['thermal_camra']},
+     'unknown tool name(s): thermal_camra (did you mean thermal_camera?)'),
     ({'id': 'a', 'level': 'direct', 'request': 'hover', 'tools': ['hold_position']},
      'duplicate id'),
 ])

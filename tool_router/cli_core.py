@@ -226,6 +226,7 @@ def cmd_dataset(args: argparse.Namespace) -> int:
         load_jsonl,
         split,
         stratified_split,
+        unsorted_tool_lists,
         write_jsonl,
     )
 
@@ -233,6 +234,11 @@ def cmd_dataset(args: argparse.Namespace) -> int:
     if args.action == 'check':
         for path in args.files:
             examples = load_jsonl(path, catalog)
+            unsorted = unsorted_tool_lists(path, fix=args.fix)
+            if unsorted:
+                shown = ', '.join(map(str, unsorted[:10])) + (' ...' if len(unsorted) > 10 else '')
+                print(f'{path}: {len(unsorted)} tool list(s) not in sorted order (lines {shown}): '
+                      + ('rewritten sorted' if args.fix else 'read as sets; --fix sorts them'))
             cov = coverage(examples)
             low = sorted((n, t) for t, n in cov['per_tool'].items())[:3]
             missing = [t for t in catalog.names if t not in cov['per_tool']]
@@ -432,5 +438,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar='JSONL',
         help='split: requests whose id is in this file stay in dev (repeatable)',
     )
+    p.add_argument('--fix', action='store_true',
+                   help='check: rewrite unsorted tool lists in sorted order (other lines '
+                        'unchanged)')
     p.add_argument('--config', help='router parameters file (for the catalog)')
     p.set_defaults(handler=cmd_dataset)

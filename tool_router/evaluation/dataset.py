@@ -5,12 +5,15 @@ One object per line::
     {"id": "a001", "level": "direct", "request": "land the drone", "tools": ["land"]}
 
 Extra keys are allowed and kept. Rules (``ANNOTATION.md``): level sizes
-direct=1, consequential=2, compound>=3, out_of_scope=0; tool lists sorted,
-unique, inside the catalog; ids unique; no duplicate request texts.
+direct=1, consequential=2, compound>=3, out_of_scope=0; tool lists unique and
+inside the catalog (a tool list is a set: it is read in sorted order, and
+``tool-router dataset check --fix`` rewrites unsorted lists); ids unique; no
+duplicate request texts.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import random
 from collections import Counter, defaultdict
@@ -43,28 +46,34 @@ def _size_ok(level: str, n: int) -> bool:
     ]
 
 
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean x?)`` for the closest known name, or ``''`` when none is close."""
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    return f' (did you mean {close[0]}?)' if close else ''
+
+
 def check_example(raw: Any, catalog: Catalog | None) -> Example:
-    """Validate one parsed line; raise ``ValueError`` with the reason."""
+    """Validate one parsed line (tools in sorted order); raise ``ValueError`` with the reason."""
     if not isinstance(raw, dict):
         raise ValueError('line is not a JSON object')
     for key in ('id', 'level', 'request', 'tools'):
         if key not in raw:
             raise ValueError(f'missing key {key!r}')
     if raw['level'] not in ALL_LEVELS:
+        hint = did_you_mean(str(raw['level']), ALL_LEVELS)
         raise ValueError(
-            f'unknown level {raw["level"]!r} (expected one of {", ".join(ALL_LEVELS)})'
+            f'unknown level {raw["level"]!r}{hint} (expected one of {", ".join(ALL_LEVELS)})'
         )
     tools = raw['tools']
     if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
         raise ValueError('tools must be a list of names')
     if catalog is not None:
-        unknown = [t for t in tools if t not in catalog]
+        unknown = [t + did_you_mean(t, catalog.names) for t in tools if t not in catalog]
         if unknown:
             raise ValueError(f'unknown tool name(s): {", ".join(unknown)}')
     if len(set(tools)) != len(tools):
         raise ValueError('duplicate tool in the set')
-    if list(tools) != sorted(tools):
-        raise ValueError('tools are not sorted')
+    tools = sorted(tools)
     if not _size_ok(raw['level'], len(tools)):
         raise ValueError(f'level {raw["level"]} cannot have {len(tools)} tool(s)')
     if not isinstance(raw['request'], str) or not raw['request'].strip():
@@ -108,6 +117,28 @@ def load_jsonl(path: str | Path, catalog: Catalog | None = None) -> list[Example
     if not examples:
         raise DatasetError('dataset has no requests', where=str(path))
     return examples
+
+
+def unsorted_tool_lists(path: str | Path, fix: bool = False) -> list[int]:
+    """Line numbers whose ``tools`` list is not in sorted order; ``fix`` rewrites them sorted.
+
+    Only those lines change (keys keep their order); call it on a file that
+    :func:`load_jsonl` accepts.
+    """
+    path = Path(path)
+    lines = path.read_text(encoding='utf-8').splitlines(keepends=True)
+    found: list[int] = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        raw = json.loads(line)
+        if raw['tools'] != sorted(raw['tools']):
+            found.append(number)
+            raw['tools'] = sorted(raw['tools'])
+            lines[number - 1] = json.dumps(raw, ensure_ascii=False) + '\n'
+    if fix and found:
+        path.write_text(''.join(lines), encoding='utf-8')
+    return found
 
 
 def write_jsonl(examples: Iterable[Example], path: str | Path) -> None:
