@@ -64,7 +64,7 @@ QUANTITIES: tuple[Quantity, ...] = (
     Quantity('altitude', 'altitude_sensor', 'altitude_m', 'length',
              r'altitude|height|agl|climb\w*|descend\w*'),
     Quantity('speed', 'velocity_estimate', 'speed_mps', 'speed',
-             r'speed|velocity|faster|slower|going'),
+             r'(?<!wind )speed|velocity|faster|slower|going'),
     Quantity('wind', 'wind_estimate', 'wind_mps', 'speed', r'wind(?!\s+gust)|breeze'),
     Quantity('gusts', 'wind_estimate', 'gust_mps', 'speed', r'gusts?'),
     Quantity('air temperature', 'weather_sensor', 'air_temp_c', 'temperature',
@@ -383,6 +383,8 @@ def _numeric(raw: str, low: str, ctx: tuple[str, ...]) -> Parsed | None:
     before = low[:m.start()]
     op = next((o for pattern, o in COMPARISONS if re.search(rf'(?:^|\W)(?:{pattern})', before)),
               None)
+    if op is None and re.match(r'\s*(?:above (?:the )?ground|agl|high|up)\b', low[m.end():]):
+        op = '>='  # "when the drone is 200 ft above ground": the height, reached
     if op is None:
         return _refuse(raw, 'no comparison: say above/below/exceeds/drops below/reaches')
     rest = low[:m.start()] + ' ' + low[m.end():]
