@@ -177,3 +177,62 @@ def test_cli_smoke(tmp_path):
         assert all(0 <= m['composite'] <= 1 for m in p['levels'].values())
     assert (out / 'report.md').stat().st_size > 0
     assert len((out / 'predictions.jsonl').read_text().splitlines()) == 36 * 3
+
+
+def _selection(store, rid, tools):
+    import numpy as np
+    from tool_router.evaluation.bag import SELECTION_TYPE
+    return store.types[SELECTION_TYPE](
+        stamp=store.types['builtin_interfaces/msg/Time'](sec=1, nanosec=0), request_id=rid,
+        request_text='', tools=tools, scores=np.ones(len(tools), dtype=np.float32),
+        policy='lcr', fallback_used=False, clause_index=np.zeros(len(tools), dtype=np.int32),
+        conditions=[''] * len(tools), explanation_json='')
+
+
+@pytest.mark.parametrize('storage', ['mcap', 'sqlite3'])
+def test_recorded_session_counts_what_it_cannot_score(tmp_path, capsys, smoke, storage):
+    import sys
+
+    import yaml
+    from tool_router.evaluation.bag import (REQUEST_TOPIC, REQUEST_TYPE, SELECTION_TOPIC,
+                                            SELECTION_TYPE, BagEntry, request_message, typestore)
+    store = typestore()
+    a, b, c = smoke[0], smoke[1], smoke[2]
+    a_tools = list(a.tools)
+    entries = [BagEntry(REQUEST_TOPIC, REQUEST_TYPE, 10, request_message(store, a, 10)),
+               BagEntry(REQUEST_TOPIC, REQUEST_TYPE, 20, request_message(store, b, 20)),
+               BagEntry(REQUEST_TOPIC, REQUEST_TYPE, 30, request_message(store, c, 30)),
+               BagEntry(REQUEST_TOPIC, REQUEST_TYPE, 35, request_message(store, c, 35)),
+               BagEntry(SELECTION_TOPIC, SELECTION_TYPE, 40, _selection(store, a.id, a_tools)),
+               BagEntry(SELECTION_TOPIC, SELECTION_TYPE, 45, _selection(store, a.id, ['land'])),
+               BagEntry(SELECTION_TOPIC, SELECTION_TYPE, 50, _selection(store, 'ghost', ['land'])),
+               BagEntry(SELECTION_TOPIC, SELECTION_TYPE, 60, _selection(store, c.id, ['land']))]
+    bag = write_bag(tmp_path / 'session', entries, storage)
+    # every topic carries the type hash rosidl computes for the message (RIHS01)
+    meta = yaml.safe_load((bag / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
+    hashes = {t['topic_metadata']['type']: t['topic_metadata']['type_description_hash']
+              for t in meta['topics_with_message_count']}
+    for msgtype in (REQUEST_TYPE, SELECTION_TYPE):
+        assert hashes[msgtype].startswith('RIHS01_') and len(hashes[msgtype]) == 71
+        name = msgtype.rsplit('/', 1)[1]
+        generated = Path(sys.prefix) / 'share' / 'tool_router' / 'msg' / f'{name}.json'
+        if generated.exists():  # the interfaces built by scripts/setup.sh
+            ours = json.loads(generated.read_text())['type_hashes'][0]
+            assert ours == {'type_name': msgtype, 'hash_string': hashes[msgtype]}
+    out = tmp_path / 'report'
+    assert main(['eval', '--dataset', str(bag), '--out', str(out), '--no-plots']) == 0
+    err = capsys.readouterr().err
+    warnings = json.loads((out / 'report.json').read_text())['run']['warnings']
+    assert warnings == [
+        "1 selection(s) without their request message in the bag, not scored: 'ghost'",
+        f"1 extra selection(s) for an already answered request id, not scored (the first one "
+        f"is): {a.id!r}",
+        f"1 request message(s) repeat the request_id of an earlier one (each is scored with "
+        f"that id's selection): {c.id!r}",
+        f"1 request(s) without a selection, scored as empty answers (the node publishes "
+        f"nothing for no tool): {b.id!r}",
+    ]
+    assert all(f'tool-router: warning: {w}' in err for w in warnings)
+    assert 'Warnings:' in (out / 'report.md').read_text()
+    rows = [json.loads(line) for line in (out / 'predictions.jsonl').read_text().splitlines()]
+    assert [(r['id'], r['predicted']) for r in rows][:2] == [(a.id, sorted(a.tools)), (b.id, [])]

@@ -25,15 +25,19 @@ def _policy_names(args: argparse.Namespace, default_policy: str) -> list[tuple[s
 def cmd_eval(args: argparse.Namespace) -> int:
     """Route (or read) every request, score, and write the report directory."""
     from tool_router.evaluation.report import RunInfo, build_report, write_report
-    from tool_router.evaluation.runner import load_dataset, run, score_recorded
+    from tool_router.evaluation.runner import load_dataset, run, score_recorded, session_warnings
     if args.repeats < 1:
         raise SystemExit('tool-router: error: --repeats must be >= 1')
     config, catalog = _catalog(args)
     dataset = load_dataset(args.dataset, catalog, replay=args.reroute)
     command = 'tool-router ' + ' '.join(shlex.quote(a) for a in sys.argv[1:]) \
         if sys.argv[0].endswith(('tool-router', 'cli.py')) else ''
+    warnings: list[str] = []
     if dataset.recorded is not None:
         records, mode, defaults = score_recorded(dataset.recorded), 'recorded', []
+        warnings = session_warnings(dataset.recorded)
+        for line in warnings:
+            print(f'tool-router: warning: {line}', file=sys.stderr)
     else:
         policies = _policy_names(args, config.policy)  # unknown names fail before any routing
         examples = dataset.examples[:args.limit] if args.limit else dataset.examples
@@ -50,7 +54,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
                 backend.router.policy(name)
             records, mode = run(examples, names, backend, args.repeats), 'in_process'
     run_info = RunInfo(mode=mode, repeats=args.repeats if mode != 'recorded' else 1,
-                       seed=args.seed, bootstrap_resamples=args.resamples, command=command)
+                       seed=args.seed, bootstrap_resamples=args.resamples, command=command,
+                       warnings=warnings)
     report = build_report(records, dataset.summary(), run_info, defaults)
     out = write_report(report, records, args.out, plots=not args.no_plots)
     for name, p in report.policies.items():

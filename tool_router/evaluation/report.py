@@ -44,6 +44,11 @@ class RunInfo(BaseModel):
     seed: int = 0
     bootstrap_resamples: int = 2000
     command: str = ''
+    warnings: list[str] = Field(
+        default_factory=list,
+        description='Input the run could not use as given, counted (e.g. recorded selections '
+        'without their request).',
+    )
 
 
 class Report(BaseModel):
@@ -199,6 +204,8 @@ def render_markdown(report: Report, plots: Sequence[str] = tuple(PLOTS)) -> str:
              f'bootstrap seed {report.run.seed} ({report.run.bootstrap_resamples} resamples).', '']
     if report.run.command:
         lines += ['```', report.run.command, '```', '']
+    if report.run.warnings:
+        lines += ['Warnings:', ''] + [f'- {w}' for w in report.run.warnings] + ['']
     sections = [
         ('Composite per level (paper Table 1)',
          'Composite L = 0.5 completeness + 0.25 precision + 0.25 EM; macro = mean of the three '

@@ -248,12 +248,52 @@ def run(examples: Sequence[Example], policies: Sequence[str], backend: Backend, 
     return records
 
 
+def _ids(ids: Iterable[str], limit: int = 5) -> str:
+    ids = list(ids)
+    return ', '.join(map(repr, ids[:limit])) + (f' and {len(ids) - limit} more'
+                                                if len(ids) > limit else '')
+
+
+def session_warnings(contents: BagContents) -> list[str]:
+    """What :func:`score_recorded` cannot use from a recorded session, counted and named.
+
+    Selections whose request is not in the bag are not scored; when a request
+    id has several selections only the first is scored; requests sharing an
+    id all take that id's selection; requests without a selection are scored
+    as empty answers. Nothing is dropped without one of these lines.
+    """
+    requested = Counter(r.example.id for r in contents.requests)
+    selected = Counter(s.request_id for s in contents.selections)
+    out = []
+    orphans = [i for i in selected if i not in requested]
+    if orphans:
+        n = sum(selected[i] for i in orphans)
+        out.append(f'{n} selection(s) without their request message in the bag, not scored: '
+                   f'{_ids(orphans)}')
+    repeated = [i for i, n in selected.items() if n > 1]
+    if repeated:
+        n = sum(selected[i] - 1 for i in repeated)
+        out.append(f'{n} extra selection(s) for an already answered request id, not scored '
+                   f'(the first one is): {_ids(repeated)}')
+    shared = [i for i, n in requested.items() if n > 1]
+    if shared:
+        n = sum(requested[i] - 1 for i in shared)
+        out.append(f'{n} request message(s) repeat the request_id of an earlier one (each is '
+                   f'scored with that id\'s selection): {_ids(shared)}')
+    unanswered = [i for i in requested if i not in selected]
+    if unanswered:
+        out.append(f'{len(unanswered)} request(s) without a selection, scored as empty answers '
+                   f'(the node publishes nothing for no tool): {_ids(unanswered)}')
+    return out
+
+
 def score_recorded(contents: BagContents) -> list[RequestRecord]:
     """Records of a recorded session: selections joined to requests by ``request_id``.
 
     A request without a selection is an empty answer. Its policy is the one
     the request named, else the single policy seen in the selections. The
     latency is the time between the request and its selection in the bag.
+    What cannot be joined is counted by :func:`session_warnings`.
     """
     by_id = {}
     for sel in contents.selections:
