@@ -44,4 +44,6 @@ mv build.log build/build.log
 # Smoke check: the interfaces and the CLI import from the installed prefix.
 (cd /tmp && "$VENV/bin/python" -c "from tool_router.srv import RouteRequest; from tool_router.router import Router")
 "$VENV/bin/tool-router" --help > /dev/null
+# The ONNX Runtime export of the shipped model, made once here instead of on the first start.
+(cd /tmp && HF_HUB_OFFLINE=1 "$VENV/bin/python" -m tool_router.embeddings --export onnx > /dev/null)
 echo "tool_router installed in $VENV (source .venv/bin/activate)"

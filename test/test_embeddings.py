@@ -43,3 +43,22 @@ def test_vectors_are_unit_length_and_batch_shaped(encoder):
     assert np.allclose(np.linalg.norm(vectors[:2], axis=1), 1.0, atol=1e-5)
     assert encoder.encode([]).shape == (0, 384)
     assert 'battery' in encoder.known_words()
+
+
+def test_onnx_backend_matches_torch_and_is_cached(encoder, tmp_path, monkeypatch):
+    monkeypatch.setenv('TOOL_ROUTER_CACHE', str(tmp_path))
+    texts = ['land the drone', 'monitor the battery and land when it drops below 25%', 'x']
+    onnx = SentenceTransformerEncoder('all-MiniLM-L6-v2', 'cpu', backend='onnx')
+    exported = list(tmp_path.rglob('model.onnx'))
+    assert len(exported) == 1
+    cos = (onnx.encode(texts) * encoder.encode(texts)).sum(axis=1)
+    assert np.all(cos > 0.9999)
+    assert onnx.known_words() == encoder.known_words()
+    again = SentenceTransformerEncoder('all-MiniLM-L6-v2', 'cpu', backend='onnx')  # from cache
+    assert list(tmp_path.rglob('model.onnx')) == exported
+    assert np.allclose(again.encode(texts), onnx.encode(texts), atol=1e-6)
+
+
+def test_unknown_backend_is_a_clear_error():
+    with pytest.raises(ConfigError, match='unknown backend'):
+        SentenceTransformerEncoder('all-MiniLM-L6-v2', 'cpu', backend='tensorflow')

@@ -12,11 +12,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tool_router.embeddings import EncoderParams
 from tool_router.errors import ConfigError
 from tool_router.llm.settings import HybridParams, LLMParams
 from tool_router.paths import config_path
 from tool_router.policies.cdb import CDBv1Params, CDBv2Params, CDBv3Params
 from tool_router.policies.lcr import LCRParams
+from tool_router.serving import ServingParams
 from tool_router.yaml_util import load_ros_parameters
 
 NODE_NAME = 'router_node'
@@ -34,6 +36,12 @@ class RouterConfig(BaseModel):
     )
     device: str = Field(
         'auto', description='auto (CUDA when available, else CPU), cpu, cuda, cuda:N.'
+    )
+    encoder: EncoderParams = Field(
+        default_factory=EncoderParams, description='Backend, threads and cache of the model.'
+    )
+    serving: ServingParams = Field(
+        default_factory=ServingParams, description='Concurrency of the /route_request service.'
     )
     chroma_path: str = Field(
         '', description="Persistent index directory; '' = $ROS_HOME/tool_router/chroma."

@@ -2,22 +2,56 @@
 
 ``Encoder`` is what the index and the policies need: ``encode(texts) ->
 float32 array (n, dim)``, rows L2-normalised, so that squared l2 distance
-equals ``2 - 2 cos``. ``SentenceTransformerEncoder`` is the real one; tests
-and other backends can pass any object with the same shape.
+equals ``2 - 2 cos``. ``SentenceTransformerEncoder`` is the real one (torch or
+ONNX Runtime backend); ``BatchingEncoder`` wraps any encoder so that requests
+routed concurrently share one forward pass. Tests and other backends can pass
+any object with the same shape.
+
+Thread policy (docs/PERFORMANCE.md): the encoder runs with ``threads`` torch
+intra-op threads (default 1), tokenizers without their own thread pool, and
+ONNX Runtime sessions with the same thread count. On a small CPU shared with
+other busy processes, OpenMP worker threads spin-wait against them: torch's
+default of one thread per core made one forward pass 38x slower than one
+thread beside two other torch processes.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import threading
+import time
+from collections import OrderedDict
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 
 from tool_router.errors import ConfigError
 
 DEFAULT_MODEL = 'all-MiniLM-L6-v2'
+BACKENDS = ('torch', 'onnx', 'onnx-int8')
+
+
+class EncoderParams(BaseModel):
+    """How the embedding model runs (measured choices: docs/PERFORMANCE.md)."""
+
+    model_config = ConfigDict(extra='forbid')
+    backend: str = Field(
+        'onnx',
+        description='onnx (ONNX Runtime, exported once from the weights and cached; the '
+        'measured default), torch, or onnx-int8 (dynamic int8 quantisation).',
+    )
+    threads: int = Field(
+        1, ge=0, le=256,
+        description='Intra-op threads of the model (0 = library default, one per core). More '
+        'than one spin-waits against other busy processes on small CPUs.',
+    )
+    cache_size: int = Field(
+        0, ge=0, le=1_000_000, description='Texts whose vectors are kept (LRU); 0 = no cache.'
+    )
 
 
 class Encoder(Protocol):
@@ -67,28 +101,230 @@ def resolve_device(device: str) -> str:
     return device
 
 
-class SentenceTransformerEncoder:
-    """A sentence-transformers model, loaded offline, thread-safe, normalised output."""
+def apply_thread_policy(threads: int) -> None:
+    """Set torch intra-op threads and tokenizer parallelism for this process (0 = leave)."""
+    os.environ['TOKENIZERS_PARALLELISM'] = 'false'
+    if threads <= 0:
+        return
+    import torch
 
-    def __init__(self, model: str = DEFAULT_MODEL, device: str = 'auto') -> None:
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+
+
+def onnx_device(device: str) -> str:
+    """``auto`` = CUDA when ONNX Runtime has its CUDA provider, else CPU."""
+    import onnxruntime as ort
+
+    cuda = 'CUDAExecutionProvider' in ort.get_available_providers()
+    if device in ('', 'auto'):
+        return 'cuda' if cuda else 'cpu'
+    if device.startswith('cuda') and not cuda:
+        raise ConfigError(
+            f'device {device!r} requested but ONNX Runtime has no CUDA provider',
+            hint='install onnxruntime-gpu, or use device auto or cpu',
+        )
+    return device
+
+
+def onnx_cache_dir(model_path: str, backend: str) -> Path:
+    """Where the ONNX export of ``model_path`` is cached (keyed by the weights' content)."""
+    digest = hashlib.sha256()
+    root = Path(model_path)
+    for name in ('config.json', 'model.safetensors', 'pytorch_model.bin', 'tokenizer.json'):
+        f = root / name
+        if f.exists():
+            digest.update(name.encode())
+            digest.update(str(f.stat().st_size).encode())
+            with f.open('rb') as fh:
+                digest.update(fh.read(1 << 20))
+    base = Path(os.environ.get('TOOL_ROUTER_CACHE', '') or Path.home() / '.cache' / 'tool_router')
+    return base / 'onnx' / f'{root.name}-{digest.hexdigest()[:16]}-{backend}'
+
+
+class OnnxSentenceModel:
+    """A mean-pooling sentence model run by ONNX Runtime, with the fast tokenizer.
+
+    The transformer is exported once from the local weights (``torch.onnx``) into
+    a cache directory keyed by the weights' content, and for ``onnx-int8``
+    quantised with ONNX Runtime's dynamic int8 quantisation. Later starts load
+    the cached file without importing torch or transformers. Only models whose
+    sentence-transformers pipeline is Transformer -> mean Pooling -> Normalize
+    (MiniLM and most sentence-transformers models) are accepted.
+    """
+
+    def __init__(self, path: str, backend: str, device: str, threads: int) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        root = Path(path)
+        self._check_pipeline(root)
+        cfg = root / 'sentence_bert_config.json'
+        max_len = 256
+        if cfg.exists():
+            max_len = int(json.loads(cfg.read_text()).get('max_seq_length', max_len))
+        self.tokenizer = Tokenizer.from_file(str(root / 'tokenizer.json'))
+        self.tokenizer.enable_truncation(max_length=max_len)
+        self.tokenizer.enable_padding(pad_id=self.tokenizer.token_to_id('[PAD]') or 0)
+        model_file = self.export(root, backend)
+        options = ort.SessionOptions()
+        if threads > 0:
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+        providers = ['CPUExecutionProvider']
+        if device.startswith('cuda'):
+            wanted = ['TensorrtExecutionProvider', 'CUDAExecutionProvider']
+            providers = [p for p in wanted if p in ort.get_available_providers()] + providers
+        self.session = ort.InferenceSession(str(model_file), options, providers=providers)
+        self.inputs = {i.name for i in self.session.get_inputs()}
+        self.dim = int(json.loads((root / 'config.json').read_text())['hidden_size'])
+
+    @staticmethod
+    def _check_pipeline(root: Path) -> None:
+        modules = root / 'modules.json'
+        pooling = root / '1_Pooling' / 'config.json'
+        ok = modules.exists() and pooling.exists()
+        if ok:
+            kinds = [m.get('type', '') for m in json.loads(modules.read_text())]
+            pool = json.loads(pooling.read_text())
+            ok = (
+                len(kinds) >= 2
+                and kinds[0].endswith('Transformer')
+                and kinds[1].endswith('Pooling')
+                and bool(pool.get('pooling_mode_mean_tokens'))
+                and not any(v for k, v in pool.items() if k.startswith('pooling_mode_')
+                            and k != 'pooling_mode_mean_tokens' and v is True)
+            )
+        if not ok:
+            raise ConfigError(
+                'the onnx backends support mean-pooling sentence-transformers models; '
+                f'{root} is not',
+                hint='use encoder.backend torch for this model',
+            )
+
+    @staticmethod
+    def export(root: Path, backend: str) -> Path:
+        """The cached ONNX file for ``root`` (exported / quantised on first use)."""
+        cache = onnx_cache_dir(str(root), backend)
+        target = cache / ('model_int8.onnx' if backend == 'onnx-int8' else 'model.onnx')
+        if target.exists():
+            return target
+        cache.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f'{target.stem}.tmp{os.getpid()}.onnx')
+        if backend == 'onnx-int8':
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+
+            fp32 = OnnxSentenceModel.export(root, 'onnx')
+            quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8)
+        else:
+            _export_transformer(root, tmp)
+        os.replace(tmp, target)  # atomic: a concurrent start sees a whole file or none
+        return target
+
+    def get_vocab(self) -> dict[str, int]:
+        """The tokenizer's vocabulary (token -> id)."""
+        return dict(self.tokenizer.get_vocab())
+
+    def get_embedding_dimension(self) -> int:
+        """Size of the sentence vectors."""
+        return self.dim
+
+    def encode(self, texts: list[str], batch_size: int = 64, **_: Any) -> np.ndarray:
+        """Mean-pooled, L2-normalised vectors, in padded batches of ``batch_size``."""
+        out = []
+        for lo in range(0, len(texts), batch_size):
+            encs = self.tokenizer.encode_batch(texts[lo : lo + batch_size])
+            ids = np.asarray([e.ids for e in encs], dtype=np.int64)
+            mask = np.asarray([e.attention_mask for e in encs], dtype=np.int64)
+            feed = {'input_ids': ids, 'attention_mask': mask}
+            if 'token_type_ids' in self.inputs:
+                feed['token_type_ids'] = np.asarray([e.type_ids for e in encs], dtype=np.int64)
+            hidden = self.session.run(None, feed)[0]
+            m = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
+            norms = np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+            out.append(pooled / norms)
+        return np.concatenate(out).astype(np.float32)
+
+
+def _export_transformer(root: Path, target: Path) -> None:
+    """Export the Hugging Face transformer under ``root`` to ONNX (last hidden state)."""
+    import torch
+    from transformers import AutoModel
+
+    model = AutoModel.from_pretrained(str(root), attn_implementation='eager').eval()
+
+    class Hidden(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            return self.model(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+
+    names = ['input_ids', 'attention_mask', 'token_type_ids']
+    sample = tuple(torch.ones((2, 8), dtype=torch.long) for _ in names)
+    import warnings
+
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter('ignore')
+        torch.onnx.export(
+            Hidden(),
+            sample,
+            str(target),
+            input_names=names,
+            output_names=['last_hidden_state'],
+            dynamic_axes={n: {0: 'batch', 1: 'seq'} for n in names + ['last_hidden_state']},
+            opset_version=17,
+            dynamo=False,
+        )
+
+
+class SentenceTransformerEncoder:
+    """A sentence-transformers model, loaded offline, thread-safe, normalised output.
+
+    ``backend``: ``torch`` (default), ``onnx`` (ONNX Runtime, exported once from
+    the local weights and cached), or ``onnx-int8`` (the export with dynamic
+    int8 quantisation). ``threads``: intra-op threads (0 = library default).
+    """
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        device: str = 'auto',
+        backend: str = 'torch',
+        threads: int = 1,
+        cache_size: int = 0,
+    ) -> None:
         os.environ.setdefault('HF_HUB_OFFLINE', '1')
         os.environ.setdefault('TRANSFORMERS_OFFLINE', '1')
-        os.environ.setdefault('TOKENIZERS_PARALLELISM', 'false')
+        if backend not in BACKENDS:
+            raise ConfigError(f'unknown backend {backend!r}', hint='one of ' + ', '.join(BACKENDS))
+        apply_thread_policy(threads if backend == 'torch' else 0)
         # no "Loading weights" progress bar on stderr for every `tool-router route`
         os.environ.setdefault('HF_HUB_DISABLE_PROGRESS_BARS', '1')
-        from sentence_transformers import SentenceTransformer
-        from transformers.utils import logging as transformers_logging
-
-        transformers_logging.disable_progress_bar()
-
         self.model_id = model or DEFAULT_MODEL
-        self.device = resolve_device(device)
+        # ONNX Runtime decides CUDA by its providers: no torch import on that path.
+        self.device = resolve_device(device) if backend == 'torch' else onnx_device(device)
+        self.backend = backend
+        self.threads = threads
         path = resolve_model(self.model_id)
         try:
-            self._model = SentenceTransformer(path, device=self.device)
+            if backend == 'torch':
+                from sentence_transformers import SentenceTransformer
+                from transformers.utils import logging as transformers_logging
+
+                transformers_logging.disable_progress_bar()
+                self._model = SentenceTransformer(path, device=self.device)
+            else:
+                self._model = OnnxSentenceModel(path, backend, self.device, threads)
+        except ConfigError:
+            raise
         except Exception as exc:  # noqa: BLE001 - many failure types (missing files, offline hub)
             raise ConfigError(
-                f'cannot load embedding model {self.model_id!r}: {exc}',
+                f'cannot load embedding model {self.model_id!r} ({backend}): {exc}',
                 hint='give a local path or an installed model; nothing is downloaded',
             ) from None
         self.dim = (
@@ -97,10 +333,15 @@ class SentenceTransformerEncoder:
             else int(self._model.get_sentence_embedding_dimension())
         )
         self._lock = threading.Lock()
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_size = cache_size
+        self.passes = 0  # forward calls made (batches), for benchmarks and tests
 
     def known_words(self) -> frozenset[str]:
         """Whole words of the model's tokenizer vocabulary (protects real words from repair)."""
         tokenizer = getattr(self._model, 'tokenizer', None)
+        if isinstance(self._model, OnnxSentenceModel):
+            tokenizer = self._model
         vocab = (
             tokenizer.get_vocab()
             if tokenizer is not None and hasattr(tokenizer, 'get_vocab')
@@ -109,15 +350,158 @@ class SentenceTransformerEncoder:
         return frozenset(w for w in vocab if w.isalpha() and w.islower() and len(w) > 1)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts`` (batches of 64, normalised, no progress bar)."""
+        """Unit vectors of ``texts`` in one padded batch (one forward pass up to 64 texts)."""
+        texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if self._cache_size:
+            return self._encode_cached(texts)
         with self._lock:
-            vectors = self._model.encode(
-                list(texts),
-                batch_size=64,
-                convert_to_numpy=True,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            )
+            return self._forward(texts)
+
+    def _forward(self, texts: list[str]) -> np.ndarray:
+        self.passes += 1
+        vectors = self._model.encode(
+            texts,
+            batch_size=64,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
         return np.asarray(vectors, dtype=np.float32)
+
+    def _encode_cached(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        with self._lock:
+            missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+            if missing:
+                for t, v in zip(missing, self._forward(missing)):
+                    self._cache[t] = v
+            for i, t in enumerate(texts):
+                self._cache.move_to_end(t)
+                out[i] = self._cache[t]
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return out
+
+
+class _Job:
+    __slots__ = ('texts', 'result', 'error', 'done')
+
+    def __init__(self, texts: list[str]) -> None:
+        self.texts = texts
+        self.result: np.ndarray | None = None
+        self.error: BaseException | None = None
+        self.done = False
+
+
+class BatchingEncoder:
+    """Micro-batching across threads: concurrent ``encode`` calls share one forward pass.
+
+    The first caller to find the model free becomes the leader: it waits at most
+    ``max_wait_ms`` for more callers while ``expected()`` says more requests are
+    in flight (never when it is alone), takes up to ``max_batch`` texts, runs one
+    pass and hands every caller its rows. Callers arriving during a pass are
+    batched by the next leader. Everything else is delegated to ``inner``.
+    """
+
+    def __init__(
+        self,
+        inner: Any,
+        max_wait_ms: float = 2.0,
+        max_batch: int = 64,
+        expected: Callable[[], int] | None = None,
+    ) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.device = inner.device
+        self.dim = getattr(inner, 'dim', 0)
+        self.max_wait_s = max(0.0, max_wait_ms) / 1000.0
+        self.max_batch = max(1, max_batch)
+        self.expected = expected or (lambda: 1)
+        self._cond = threading.Condition()
+        self._pending: list[_Job] = []
+        self._busy = False
+        self.batches = 0  # forward passes run
+        self.batched_calls = 0  # encode calls served
+
+    def __getattr__(self, name: str) -> Any:  # known_words, backend, passes ...
+        return getattr(self.inner, name)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit vectors of ``texts``, computed in a pass shared with concurrent callers."""
+        job = _Job(list(texts))
+        if not job.texts:
+            return self.inner.encode([])
+        with self._cond:
+            self._pending.append(job)
+            self._cond.notify_all()
+            while not job.done:
+                if self._busy:
+                    self._cond.wait()
+                    continue
+                self._busy = True
+                self._lead()
+        if job.error is not None:
+            raise job.error
+        assert job.result is not None
+        return job.result
+
+    def _lead(self) -> None:
+        """Called with the condition held; runs one batch and releases the model."""
+        deadline = time.monotonic() + self.max_wait_s
+        while (
+            len(self._pending) < min(self.expected(), self.max_batch)
+            and sum(len(j.texts) for j in self._pending) < self.max_batch
+        ):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            self._cond.wait(left)
+        batch: list[_Job] = []
+        size = 0
+        for job in list(self._pending):
+            if batch and size + len(job.texts) > self.max_batch:
+                break
+            batch.append(job)
+            size += len(job.texts)
+        del self._pending[: len(batch)]
+        self._cond.release()
+        try:
+            texts = [t for job in batch for t in job.texts]
+            vectors: np.ndarray | None = None
+            error: BaseException | None = None
+            try:
+                vectors = self.inner.encode(texts)
+            except BaseException as exc:  # noqa: BLE001 - handed to every caller of the batch
+                error = exc
+        finally:
+            self._cond.acquire()
+        start = 0
+        for job in batch:
+            if vectors is not None:
+                job.result = vectors[start : start + len(job.texts)]
+            job.error = error
+            job.done = True
+            start += len(job.texts)
+        self.batches += 1
+        self.batched_calls += len(batch)
+        self._busy = False
+        self._cond.notify_all()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tool_router.embeddings --export onnx``: export (and cache) at setup time."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument('--export', choices=BACKENDS[1:], action='append', default=[])
+    ap.add_argument('--model', default=DEFAULT_MODEL)
+    args = ap.parse_args(argv)
+    for backend in args.export:
+        print(OnnxSentenceModel.export(Path(resolve_model(args.model)), backend))
+    return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())

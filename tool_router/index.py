@@ -13,16 +13,23 @@ embedding function is never used: it would download a model). Each collection
 carries a content hash of the catalog, the model and the record set; a
 collection whose hash matches is reused, anything else is rebuilt, so a
 restart never duplicates records.
+
+Records are embedded and added in chunks below Chroma's maximum batch size
+(one ``add`` of more records than that fails, and Chroma's error then blames a
+corrupt index); a build of more than ``PROGRESS_EVERY`` records reports its
+progress.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import sys
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 from urllib.parse import urlparse
 
 import numpy as np
@@ -32,6 +39,8 @@ from tool_router.embeddings import Encoder
 from tool_router.errors import ConfigError, IndexStoreError
 
 INDEX_SCHEMA = 1
+EMBED_CHUNK = 512  # texts embedded per step of an index build
+PROGRESS_EVERY = 2000  # builds larger than this report progress
 HNSW_CONFIG = {'space': 'l2', 'max_neighbors': 16, 'ef_construction': 100, 'ef_search': 100}
 
 
@@ -75,6 +84,24 @@ def build_records(catalog: Catalog) -> tuple[list[Record], list[Record]]:
     return tools, phrases
 
 
+def max_batch_size(client: Any) -> int:
+    """The most records one Chroma ``add`` accepts (5,461 for the embedded client here)."""
+    for attr in ('get_max_batch_size', 'max_batch_size'):
+        value = getattr(client, attr, None)
+        try:
+            value = value() if callable(value) else value
+        except Exception:  # noqa: BLE001 - a server that does not say
+            value = None
+        if isinstance(value, int) and value > 0:
+            return value
+    return 1000
+
+
+def stderr_progress(message: str) -> None:
+    """Report index-build progress on stderr (the default progress callback)."""
+    print(f'tool_router: {message}', file=sys.stderr, flush=True)
+
+
 def open_client(persist_dir: str | Path | None = None, url: str | None = None) -> Any:
     """A Chroma client: HTTP when ``url`` is given, persistent for a directory, else ephemeral."""
     import chromadb
@@ -111,9 +138,16 @@ class CatalogIndex:
     """The catalog's records in Chroma, queried with our own embeddings."""
 
     def __init__(
-        self, catalog: Catalog, encoder: Encoder, client: Any, prefix: str = 'tool-router'
+        self,
+        catalog: Catalog,
+        encoder: Encoder,
+        client: Any,
+        prefix: str = 'tool-router',
+        progress: Callable[[str], None] | None = stderr_progress,
     ) -> None:
         self.catalog = catalog
+        self._progress = progress
+        self.build_seconds = 0.0
         self.encoder = encoder
         self._client = client
         self.tool_records, self.phrase_records = build_records(catalog)
@@ -165,14 +199,7 @@ class CatalogIndex:
                     'schema': INDEX_SCHEMA,
                 },
             )
-            if records:
-                vectors = self.encoder.encode([r.text for r in records])
-                col.add(
-                    ids=[r.id for r in records],
-                    embeddings=vectors,
-                    documents=[r.text for r in records],
-                    metadatas=[{'tool': r.tool, 'kind': r.kind} for r in records],
-                )
+            self._add(name, col, records)
             self.state[name] = 'built'
             return col
         except Exception as exc:  # noqa: BLE001
@@ -182,11 +209,38 @@ class CatalogIndex:
                 hint='the index may be corrupt; remove its directory to rebuild',
             ) from None
 
+    def _add(self, name: str, col: Any, records: list[Record]) -> None:
+        """Embed and add ``records`` in chunks below Chroma's batch limit, with progress."""
+        start = time.perf_counter()
+        step = max(1, min(EMBED_CHUNK, max_batch_size(self._client)))
+        loud = self._progress is not None and len(records) > PROGRESS_EVERY
+        for lo in range(0, len(records), step):
+            chunk = records[lo : lo + step]
+            col.add(
+                ids=[r.id for r in chunk],
+                embeddings=self.encoder.encode([r.text for r in chunk]),
+                documents=[r.text for r in chunk],
+                metadatas=[{'tool': r.tool, 'kind': r.kind} for r in chunk],
+            )
+            done = lo + len(chunk)
+            if loud and (done == len(records) or (done // step) % 10 == 0):
+                assert self._progress is not None
+                self._progress(
+                    f'indexing {name}: {done}/{len(records)} records '
+                    f'({time.perf_counter() - start:.0f} s)'
+                )
+        self.build_seconds += time.perf_counter() - start
+
     def _vectors(self, which: str, records: list[Record]) -> np.ndarray:
         if not records:
             return np.zeros((0, 1), dtype=np.float32)
-        got = self._collections[which].get(ids=[r.id for r in records], include=['embeddings'])
-        by_id = dict(zip(got['ids'], got['embeddings']))
+        by_id: dict[str, Any] = {}
+        step = max_batch_size(self._client)
+        for lo in range(0, len(records), step):
+            got = self._collections[which].get(
+                ids=[r.id for r in records[lo : lo + step]], include=['embeddings']
+            )
+            by_id.update(zip(got['ids'], got['embeddings']))
         return np.asarray([by_id[r.id] for r in records], dtype=np.float32)
 
     def query(self, vectors: np.ndarray, k: int, which: str = 'tools') -> list[list[Hit]]:

@@ -8,6 +8,7 @@ answer through the allowlist validator and times it.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from typing import Any, Callable
 
 from tool_router.catalog import Catalog, load_catalog
 from tool_router.config import RouterConfig
-from tool_router.embeddings import Encoder, SentenceTransformerEncoder
+from tool_router.embeddings import BatchingEncoder, Encoder, SentenceTransformerEncoder
 from tool_router.errors import IndexStoreError, RequestError, ToolRouterError
 from tool_router.index import CatalogIndex, open_client
 from tool_router.paths import ros_home
@@ -137,8 +138,20 @@ class Router:
             index.catalog if index else load_catalog(self.config.resolved_catalog())
         )
         self.index_warning = ''
+        self._in_flight = 0
+        self._in_flight_lock = threading.Lock()
+        self._policy_lock = threading.RLock()
         if index is None:
-            encoder = encoder or SentenceTransformerEncoder(self.config.model, self.config.device)
+            if encoder is None:
+                e = self.config.encoder
+                encoder = SentenceTransformerEncoder(
+                    self.config.model, self.config.device, e.backend, e.threads, e.cache_size
+                )
+                # Concurrent requests share forward passes (micro-batching, bounded wait).
+                s = self.config.serving
+                encoder = BatchingEncoder(
+                    encoder, s.batch_wait_ms, s.batch_max, expected=lambda: self._in_flight
+                )
             index = self._open_index(encoder)
         self.index = index
         self.encoder = index.encoder
@@ -183,11 +196,12 @@ class Router:
 
     def policy(self, name: str) -> Policy:
         name = name or self.config.policy
-        if name not in self._policies:
-            if name not in POLICIES:
-                raise RequestError(f'unknown policy {name!r}', hint=self.policy_hint())
-            self._policies[name] = POLICIES[name](self)
-        return self._policies[name]
+        with self._policy_lock:  # concurrent requests build a policy once
+            if name not in self._policies:
+                if name not in POLICIES:
+                    raise RequestError(f'unknown policy {name!r}', hint=self.policy_hint())
+                self._policies[name] = POLICIES[name](self)
+            return self._policies[name]
 
     def reset_policies(self) -> None:
         """Forget built policies, e.g. after their constants changed."""
@@ -204,6 +218,8 @@ class Router:
         bound = min(max_tools or self.config.max_tools, len(self.catalog))
         chosen = self.policy(policy)
         screened = self.screen.screen(text)
+        with self._in_flight_lock:
+            self._in_flight += 1  # tells the batching encoder how many requests may join
         try:
             if screened.empty:
                 decision = Decision(
@@ -220,6 +236,9 @@ class Router:
         except Exception as exc:  # noqa: BLE001 - a policy bug must not take the service down
             log.exception('policy %s failed', chosen.name)
             raise ToolRouterError(f'policy {chosen.name} failed: {exc}') from exc
+        finally:
+            with self._in_flight_lock:
+                self._in_flight -= 1
         if screened.removed:
             decision.extra['safety'] = screened.summary()
         checked = validate_selection(decision.tools, decision.scores, self.catalog, bound)

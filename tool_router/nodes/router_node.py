@@ -20,9 +20,10 @@ import numpy as np
 import pydantic
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import SetParametersResult
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.lifecycle import LifecycleNode, State, TransitionCallbackReturn
 from rclpy.parameter import Parameter
+from rclpy.qos import QoSProfile, ReliabilityPolicy, DurabilityPolicy, HistoryPolicy
 
 from tool_router.config import RouterConfig, load_router_config
 from tool_router.errors import ToolRouterError
@@ -37,6 +38,7 @@ from tool_router.nodes.common import (
     stamp_now,
 )
 from tool_router.router import POLICIES, RouteResult, Router
+from tool_router.serving import BUSY, Admission
 from tool_router.srv import RouteRequest
 
 # Parameters that need a new model/index: changed only while not active.
@@ -51,6 +53,16 @@ RELOAD_PARAMS = {
     'selection_topic',
     'diagnostics_period_s',
 }
+
+
+def service_qos(depth: int) -> QoSProfile:
+    """Reliable, volatile, KEEP_LAST ``depth``: a burst of requests is kept, not overwritten."""
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST,
+        depth=depth,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.VOLATILE,
+    )
 
 
 def selection_message(result: RouteResult, stamp: Any) -> SelectedCapabilities:
@@ -94,10 +106,21 @@ class RouterNode(LifecycleNode):
         self._diag_pub = None
         self._timer = None
         self._error = ''
-        self._serve_group = MutuallyExclusiveCallbackGroup()
+        # Requests are served concurrently (a reentrant group on a multi-threaded executor);
+        # concurrent requests share forward passes in the encoder; Admission bounds how many
+        # run at once and answers the rest "busy". The service's DDS history is deep enough
+        # that a burst waits for a thread instead of being overwritten (KEEP_LAST 10, the
+        # default, silently dropped requests of more than 10 concurrent clients).
+        serving = RouterConfig.model_validate(self._defaults).serving
+        self._admission = Admission(serving)
+        self._serve_group = ReentrantCallbackGroup()
         self._topic_group = MutuallyExclusiveCallbackGroup()
         self._srv = self.create_service(
-            RouteRequest, 'route_request', self._on_route, callback_group=self._serve_group
+            RouteRequest,
+            'route_request',
+            self._on_route,
+            qos_profile=service_qos(serving.queue_depth),
+            callback_group=self._serve_group,
         )
         self._sub = None
         self.add_on_set_parameters_callback(self._on_set_parameters)
@@ -123,6 +146,7 @@ class RouterNode(LifecycleNode):
         try:
             self.config = self._current_config()
             self.router = Router(self.config)
+            self._admission.params = self.config.serving  # bounds from the node's parameters
         except (ToolRouterError, pydantic.ValidationError) as exc:
             self._error = (
                 str(exc).splitlines()[0] if isinstance(exc, pydantic.ValidationError) else str(exc)
@@ -226,6 +250,21 @@ class RouterNode(LifecycleNode):
         self, request: RouteRequest.Request, response: RouteRequest.Response
     ) -> RouteRequest.Response:
         start = time.perf_counter()
+        policy = request.policy or (self.config.policy if self.config else '')
+        ticket = self._admission.enter(policy)
+        if not ticket.admitted:
+            response.success = False
+            response.message = BUSY
+            response.latency_ms = (time.perf_counter() - start) * 1000.0
+            return response
+        try:
+            return self._answer(request, response, start)
+        finally:
+            self._admission.leave(ticket)
+
+    def _answer(
+        self, request: RouteRequest.Request, response: RouteRequest.Response, start: float
+    ) -> RouteRequest.Response:
         try:
             result = self._route(request.text, request.policy, int(request.max_tools))
         except ToolRouterError as exc:
@@ -285,6 +324,11 @@ class RouterNode(LifecycleNode):
         with self._lock:
             lat = np.array(self._latencies) if self._latencies else None
             values.update({k: str(v) for k, v in self._counts.items()})
+        values.update({k: str(v) for k, v in self._admission.counters().items()})
+        encoder = self.router.encoder if self.router else None
+        if encoder is not None and hasattr(encoder, 'batches'):
+            values['encoder_batches'] = str(encoder.batches)
+            values['encoder_batched_calls'] = str(encoder.batched_calls)
         if lat is not None:
             for q in (50, 90, 99):
                 values[f'latency_p{q}_ms'] = f'{np.percentile(lat, q):.2f}'
@@ -306,8 +350,9 @@ class RouterNode(LifecycleNode):
 
 
 def main(args: list[str] | None = None) -> int:
-    """Run the router node until interrupted."""
-    return spin(RouterNode, args)
+    """Run the router node until interrupted (threads: serving.threads of router.yaml)."""
+    threads = load_router_config().serving.threads  # the node's own params may change it later
+    return spin(RouterNode, args, threads=threads)
 
 
 if __name__ == '__main__':
