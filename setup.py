@@ -5,6 +5,7 @@ The ROS package (interfaces, nodes, share/ files) is built by CMake
 docs/BUILD.md. This file serves users who want the router as a library.
 """
 from glob import glob
+from pathlib import Path
 
 from setuptools import find_packages, setup
 
@@ -17,7 +18,8 @@ setup(
     data_files=[
         ('share/ament_index/resource_index/packages', [f'resource/{package_name}']),
         (f'share/{package_name}', ['package.xml']),
-        (f'share/{package_name}/config', glob('config/*')),
+        (f'share/{package_name}/config', [f for f in glob('config/*') if Path(f).is_file()]),
+        (f'share/{package_name}/config/sros2', glob('config/sros2/*.xml')),
         (f'share/{package_name}/launch', glob('launch/*.py')),
         (f'share/{package_name}/msg', glob('msg/*.msg')),
         (f'share/{package_name}/srv', glob('srv/*.srv')),

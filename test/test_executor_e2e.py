@@ -7,7 +7,7 @@ import sys
 
 import pytest
 from procs import ROOT, NodeProcess, wait_until
-from test_executor_nodes import RosPeer, start, wait_record
+from test_executor_nodes import RosPeer, make_operators, start, wait_record
 
 pytestmark = pytest.mark.slow  # starts ROS or server processes
 
@@ -23,10 +23,12 @@ def test_route_confirm_dispatch_trace(tmp_path):
     from tool_router.msg import ConfirmationRequest
     from tool_router.srv import RouteRequest
     trace_dir = tmp_path / 'traces'
+    operators = make_operators(tmp_path / 'operators.yaml', pilots=('e2e-pilot',), others=())
     router = NodeProcess('tool_router.nodes.router_node', '-p', 'chroma_ephemeral:=true')
     sim = start('tool_router.nodes.sim_vehicle', ready='simulated vehicle ready')
     executor = start('tool_router.nodes.executor_node', '-p', f'trace_dir:={trace_dir}',
-                     '-p', 'confirm_timeout_s:=20.0', ready='executor ready')
+                     '-p', 'confirm_timeout_s:=20.0', '-p', f'operators_file:={operators}',
+                     ready='executor ready')
     peer = RosPeer()
     try:
         assert router.wait_for('serving /route_request', 120), router.output
@@ -42,7 +44,9 @@ def test_route_confirm_dispatch_trace(tmp_path):
         assert wait_until(lambda: any(m.request_id == rid for m in asked), 10), executor.output
         assert [m.tool for m in asked if m.request_id == rid] == ['arm_motors']
         assert json.loads(states[-1].data)['phase'] == 'disarmed'
-        out = cli('confirm', rid, 'arm_motors', '--approve', '--operator', 'e2e-pilot')
+        # the README's loop: signed with the operator's key file
+        out = cli('confirm', rid, 'arm_motors', '--approve', '--operator', 'e2e-pilot',
+                  '--operators', str(operators))
         assert out.returncode == 0, out.stderr
         rec = wait_record(trace_dir, rid, 15)
         assert sorted(t['tool'] for t in rec['tools']) == sorted(resp.tools)

@@ -84,11 +84,25 @@ class RosPeer:
         finally:
             self.node.destroy_client(client)
 
+    operators: Path | None = None  # set by the rig: confirmations are signed with these keys
+
     def confirm(self, rid: str, tool: str, approve: bool, operator_name: str = 'tester',
-                service: str = '/executor/confirm'):
+                service: str = '/executor/confirm', sign: bool = True, **fields):
+        """Call ConfirmTool, signed with ``operator_name``'s key; ``fields`` override any field."""
+        from tool_router.executor import auth
         from tool_router.srv import ConfirmTool
-        return self.call(ConfirmTool, service, ConfirmTool.Request(
-            request_id=rid, tool=tool, approve=approve, operator_name=operator_name))
+        request = ConfirmTool.Request(request_id=rid, tool=tool, approve=approve,
+                                      operator_name=operator_name)
+        if sign and self.operators is not None:
+            op = next(o for o in auth.load_operators_file(self.operators).operators
+                      if o.name == operator_name and not o.revoked)
+            signed = auth.sign_confirmation(auth.read_key(auth.key_path(self.operators, op)),
+                                            op.key_id, rid, tool, approve)
+            request.key_id, request.timestamp = signed.key_id, signed.timestamp
+            request.nonce, request.signature = signed.nonce, signed.signature
+        for name, value in fields.items():
+            setattr(request, name, value)
+        return self.call(ConfirmTool, service, request)
 
     def close(self) -> None:
         import rclpy
@@ -122,6 +136,17 @@ def outcomes(record: dict) -> list[str]:
     return [t['outcome'] for t in record['tools']]
 
 
+def make_operators(path: Path, pilots=('tester', 'Dana', 'Eve'),
+                   others=(('wanda', 'payload_operator'),)) -> Path:
+    """An operators file with owner-only keys: ``pilots`` as pilots, ``others`` as (name, role)."""
+    from tool_router.executor import auth
+    for name in pilots:
+        auth.add_operator(path, name, 'pilot')
+    for name, role in others:
+        auth.add_operator(path, name, role)
+    return path
+
+
 def start(module: str, *args: str, ready: str, timeout_s: float = 30.0) -> NodeProcess:
     proc = NodeProcess(module, *args)
     if not proc.wait_for(ready, timeout_s):
@@ -135,6 +160,7 @@ def rig(tmp_path_factory):
     base = tmp_path_factory.mktemp('executor')
     perms = base / 'permissions.yaml'
     perms.write_text(PERMS)
+    operators = make_operators(base / 'operators.yaml')
     sim = start('tool_router.nodes.sim_vehicle', ready='simulated vehicle ready')
     a_dir, b_dir = base / 'traces_a', base / 'traces_b'
     executor = start(
@@ -142,7 +168,7 @@ def rig(tmp_path_factory):
         '-p', f'trace_dir:={a_dir}', '-p', 'selection_topic:=/test/selected_a',
         '-p', f'confirm_timeout_s:={CONFIRM_TIMEOUT_S}', '-p', f'call_timeout_s:={CALL_TIMEOUT_S}',
         '-p', 'bindings.wind_estimate:=trigger:/nobody/offers/wind_estimate',
-        ready='executor ready')
+        '-p', f'operators_file:={operators}', ready='executor ready')
     shadow = start(
         'tool_router.nodes.executor_node', '-p', 'mode:=shadow', '-p', f'trace_dir:={b_dir}',
         '-p', 'selection_topic:=/test/selected_b', '-p', 'confirm_service:=/test_b/confirm',
@@ -151,6 +177,7 @@ def rig(tmp_path_factory):
         '-p', 'list_watches_service:=/test_b/list_watches',
         '-p', 'cancel_watch_service:=/test_b/cancel_watch', ready='executor ready')
     peer = RosPeer()
+    peer.operators = operators
     from rclpy.qos import DurabilityPolicy, QoSProfile
     from std_msgs.msg import String
     from tool_router.msg import ConfirmationRequest

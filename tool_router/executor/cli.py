@@ -47,18 +47,86 @@ def _tail(args: argparse.Namespace) -> int:
 
 
 def cmd_confirm(args: argparse.Namespace) -> int:
-    """Approve or deny a tool waiting for confirmation."""
+    """Approve or deny a tool waiting for confirmation, signed with the operator's key."""
     from tool_router.executor.ros_client import call_confirm
 
     operator_name = args.operator or getpass.getuser()
+    signed = None
+    if not args.insecure:
+        signed = _sign(args, operator_name)
+        if signed is None:
+            return 2
     resp = call_confirm(args.request_id, args.tool or '', args.approve, operator_name,
-                        args.service, args.timeout)
+                        args.service, args.timeout, signed)
     if args.json:
         print(json.dumps({'success': resp.success, 'message': resp.message,
                           'affected_tools': list(resp.affected_tools)}))
     else:
         print(resp.message, file=sys.stdout if resp.success else sys.stderr)
     return 0 if resp.success else 1
+
+
+def _sign(args: argparse.Namespace, operator_name: str) -> object:
+    """A signed confirmation with the key of --key, or of the operator in the operators file."""
+    from pathlib import Path
+
+    from tool_router.executor import auth
+
+    if args.key:
+        key_file = Path(args.key)
+        key_id = key_file.stem
+    else:
+        path = Path(args.operators) if args.operators else auth.default_operators_file()
+        if not path.exists():
+            print(f'tool-router: no operators file {path}; create a key with '
+                  f'`tool-router operator add {operator_name} --role pilot`, or pass --key FILE',
+                  file=sys.stderr)
+            return None
+        ops = [op for op in auth.load_operators_file(path).operators
+               if op.name == operator_name and not op.revoked]
+        if not ops:
+            print(f'tool-router: operator {operator_name!r} has no active key in {path} '
+                  '(--operator NAME, or --key FILE)', file=sys.stderr)
+            return None
+        key_file, key_id = auth.key_path(path, ops[0]), ops[0].key_id
+    key = auth.read_key(key_file)
+    return auth.sign_confirmation(key, key_id, args.request_id, args.tool or '', args.approve)
+
+
+def cmd_operator(args: argparse.Namespace) -> int:
+    """Add, list or revoke operator keys (the executor reads them at start-up)."""
+    from pathlib import Path
+
+    from tool_router.executor import auth
+
+    path = Path(args.operators) if args.operators else auth.default_operators_file()
+    if args.action == 'add':
+        if not args.name:
+            print('tool-router: operator add needs a NAME', file=sys.stderr)
+            return 2
+        op = auth.add_operator(path, args.name, args.role)
+        print(f'added {op.name} ({op.role}), key {op.key_id} in '
+              f'{auth.key_path(path, op)} (mode 0600); restart the executor to load it')
+        return 0
+    if args.action == 'revoke':
+        if not args.name:
+            print('tool-router: operator revoke needs a NAME or KEY_ID', file=sys.stderr)
+            return 2
+        for op in auth.revoke_operator(path, args.name):
+            print(f'revoked {op.name} key {op.key_id}; restart the executor to apply it')
+        return 0
+    data = auth.load_operators_file(path) if path.exists() else auth.OperatorsFile()
+    rows = [{'name': op.name, 'role': op.role, 'key_id': op.key_id, 'revoked': op.revoked}
+            for op in data.operators]
+    if args.json:
+        print(json.dumps(rows))
+    elif not rows:
+        print(f'no operators in {path}')
+    else:
+        for r in rows:
+            state = 'revoked' if r['revoked'] else 'active'
+            print(f"{r['name']:16s} {r['role']:16s} {r['key_id']:28s} {state}")
+    return 0
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
@@ -130,12 +198,29 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help='let the tool run')
     group.add_argument('--deny', dest='approve', action='store_false',
                        help='refuse the tool (recorded as confirmation_denied)')
-    p.add_argument('--operator', default='', help='your name, recorded in the trace '
-                                                  '(default: the login name)')
+    p.add_argument('--operator', default='', help='your operator name: its key in the '
+                                                  'operators file signs (default: login name)')
+    p.add_argument('--operators', default='', help='operators file (default: '
+                                                   '$ROS_HOME/tool_router/operators.yaml)')
+    p.add_argument('--key', default='', help='sign with this key file instead (its name '
+                                             'without .key is the key id)')
+    p.add_argument('--insecure', action='store_true',
+                   help='send unsigned (only an executor with insecure_confirmations accepts it)')
     p.add_argument('--service', default='/executor/confirm', help='confirmation service name')
     p.add_argument('--timeout', type=float, default=10.0, help='seconds to wait for the service')
     p.add_argument('--json', action='store_true', help='machine-readable output')
     p.set_defaults(handler=cmd_confirm)
+
+    p = sub.add_parser('operator', help='add, list or revoke operator keys for confirmations')
+    p.add_argument('action', choices=['add', 'list', 'revoke'],
+                   help='add: new key (0600) for NAME; list: operators; revoke: NAME or KEY_ID')
+    p.add_argument('name', nargs='?', default='', help='add/revoke: operator name (or key id)')
+    p.add_argument('--role', default='pilot', help='add: role (shipped: pilot, '
+                                                   'payload_operator, observer)')
+    p.add_argument('--operators', default='', help='operators file (default: '
+                                                   '$ROS_HOME/tool_router/operators.yaml)')
+    p.add_argument('--json', action='store_true', help='list: machine-readable output')
+    p.set_defaults(handler=cmd_operator)
 
     p = sub.add_parser('watch', help='list or cancel condition watches')
     p.add_argument('action', choices=['list', 'cancel'],

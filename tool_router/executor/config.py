@@ -73,6 +73,12 @@ class ExecutorConfig(BaseModel):
     list_watches_service: str = Field('/executor/list_watches', description='ListWatches service.')
     cancel_watch_service: str = Field('/executor/cancel_watch',
                                       description='CancelWatch service.')
+    operators_file: str = Field('', description="Operators (name, role, key id, key file); '' "
+                                                '= $ROS_HOME/tool_router/operators.yaml.')
+    confirm_max_age_s: float = Field(30.0, gt=0, le=600, description='A signed confirmation '
+                                     'older (or newer) than this is refused as stale.')
+    insecure_confirmations: bool = Field(False, description='Bench testing only: accept '
+                                         'unsigned confirmations from anyone on the network.')
     redact: RedactConfig = Field(default_factory=RedactConfig)
     bindings: dict[str, str] = Field(default_factory=dict,
                                      description='Tool name -> endpoint (trigger:/x, setbool:/x, '
@@ -100,6 +106,11 @@ class ExecutorConfig(BaseModel):
         """The permissions file to load."""
         return Path(self.permissions_file) if self.permissions_file else config_path(
             'permissions.yaml')
+
+    def resolved_operators(self) -> Path:
+        """The operators file ($ROS_HOME/tool_router/operators.yaml by default)."""
+        from tool_router.executor.auth import default_operators_file
+        return Path(self.operators_file) if self.operators_file else default_operators_file()
 
     def resolved_trace_dir(self) -> Path:
         """The trace directory ($ROS_HOME/tool_router/traces by default)."""

@@ -30,13 +30,20 @@ class _Session:
 
 
 def call_confirm(request_id: str, tool: str, approve: bool, operator_name: str,
-                 service: str = '/executor/confirm', timeout_s: float = 10.0) -> Any:
-    """Call the ConfirmTool service once; raise ToolRouterError when it does not answer."""
+                 service: str = '/executor/confirm', timeout_s: float = 10.0,
+                 signed: Any = None) -> Any:
+    """Call the ConfirmTool service once; raise ToolRouterError when it does not answer.
+
+    ``signed`` is an :class:`~tool_router.executor.auth.SignedConfirmation` (None = unsigned).
+    """
     from tool_router.srv import ConfirmTool
 
-    return call_service(ConfirmTool, service, ConfirmTool.Request(
-        request_id=request_id, tool=tool, approve=approve, operator_name=operator_name),
-        timeout_s, 'tool_router_confirm')
+    request = ConfirmTool.Request(request_id=request_id, tool=tool, approve=approve,
+                                  operator_name=operator_name)
+    if signed is not None:
+        request.key_id, request.timestamp = signed.key_id, signed.timestamp
+        request.nonce, request.signature = signed.nonce, signed.signature
+    return call_service(ConfirmTool, service, request, timeout_s, 'tool_router_confirm')
 
 
 def call_service(srv_type: Any, service: str, request: Any, timeout_s: float = 10.0,

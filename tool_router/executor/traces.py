@@ -144,9 +144,13 @@ class WatchRecord(BaseModel):
 
 
 def parse_record_line(line: str) -> 'TraceRecord | WatchRecord':
-    """One JSONL line as a request record or a watch record; pydantic error if invalid."""
-    if '"record":"watch"' in line.replace(' ', ''):
+    """One JSONL line as a request, watch or security record; pydantic error if invalid."""
+    compact = line.replace(' ', '')
+    if '"record":"watch"' in compact:
         return WatchRecord.model_validate_json(line)
+    if '"record":"security"' in compact:
+        from tool_router.executor.auth import SecurityRecord
+        return SecurityRecord.model_validate_json(line)  # type: ignore[return-value]
     return TraceRecord.model_validate_json(line)
 
 
@@ -296,10 +300,15 @@ def summarize(records: Iterable['TraceRecord | WatchRecord']) -> dict[str, Any]:
                                       'total': []}
     dispatch_ms: list[float] = []
     watch_events: dict[str, int] = {}
+    security: dict[str, int] = {}
     n = 0
     for rec in records:
         if isinstance(rec, WatchRecord):
             watch_events[rec.event] = watch_events.get(rec.event, 0) + 1
+            continue
+        if getattr(rec, 'record', '') == 'security':
+            key = str(getattr(rec, 'reason', ''))
+            security[key] = security.get(key, 0) + 1
             continue
         n += 1
         modes[rec.mode] = modes.get(rec.mode, 0) + 1
@@ -330,6 +339,7 @@ def summarize(records: Iterable['TraceRecord | WatchRecord']) -> dict[str, Any]:
         'stage_latency_ms': {k: percentiles(v) for k, v in stages.items()},
         'dispatch_call_latency_ms': percentiles(dispatch_ms),
         'watch_events': watch_events,
+        'security_events': security,
     }
 
 
@@ -354,6 +364,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     text = '  '.join(f'{k} {v:.2f}' for k, v in pct.items()) or '-'
     lines.append(f'dispatch call (ms): {text}')
     lines.append(f"watches: {summary.get('watch_events') or 'none'}")
+    lines.append(f"security events: {summary.get('security_events') or 'none'}")
     return '\n'.join(lines)
 
 

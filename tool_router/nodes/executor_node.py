@@ -35,6 +35,7 @@ from std_srvs.srv import SetBool, Trigger
 
 from tool_router.catalog import load_catalog
 from tool_router.errors import ToolRouterError
+from tool_router.executor.auth import ConfirmationVerifier, SecurityRecord
 from tool_router.executor.confirmations import ConfirmationBook
 from tool_router.executor.conditions import decode_reading
 from tool_router.executor.config import ExecutorConfig, load_executor_config
@@ -229,6 +230,10 @@ class ExecutorNode(Node):
             self.config = ExecutorConfig.model_validate(parameters_as_dict(self, self._names))
             catalog = load_catalog(self.config.resolved_catalog())
             rules = load_permissions(self.config.resolved_permissions(), catalog)
+            risks = {t.name: t.risk.value for t in catalog.tools}
+            self.verifier = ConfirmationVerifier.from_file(
+                self.config.resolved_operators(), lambda tool: risks.get(tool, 'critical'),
+                self.config.confirm_max_age_s)
             self._writer = TraceWriter(
                 self.config.resolved_trace_dir(),
                 self.config.trace_max_bytes,
@@ -306,10 +311,27 @@ class ExecutorNode(Node):
             c.watch_period_s, self.watches.tick, callback_group=MutuallyExclusiveCallbackGroup()
         )
         self.add_on_set_parameters_callback(self._on_set_parameters)
+        self._announce_confirmation_security()
         self.get_logger().info(
             f'executor ready: mode {c.mode.value}, {len(bindings)} bindings, listening on '
             f'{c.selection_topic}, traces -> {self._writer.path}'
         )
+
+    def _announce_confirmation_security(self) -> None:
+        c, log = self.config, self.get_logger()
+        if c.insecure_confirmations:
+            for _ in range(3):
+                log.warning('INSECURE CONFIRMATIONS: insecure_confirmations is true, so ANYONE '
+                            f'on this DDS domain may approve critical tools via '
+                            f'{c.confirm_service}. Bench testing only.')
+            return
+        names = [f'{op.name} ({op.role})' for op in self.verifier.active_operators]
+        if names:
+            log.info(f'signed confirmations: operators {", ".join(names)} from '
+                     f'{c.resolved_operators()}')
+        else:
+            log.warning(f'no operator keys in {c.resolved_operators()}: every confirmation will '
+                        'be refused (tool-router operator add NAME --role pilot)')
 
     # -- callbacks ---------------------------------------------------------
     def _on_selection(self, msg: SelectedCapabilities) -> None:
@@ -438,7 +460,19 @@ class ExecutorNode(Node):
     def _on_confirm(
         self, request: ConfirmTool.Request, response: ConfirmTool.Response
     ) -> ConfirmTool.Response:
-        operator_name = request.operator_name.strip() or '(unnamed)'
+        claimed = request.operator_name.strip() or '(unnamed)'
+        if self.config.insecure_confirmations:
+            operator_name = f'{claimed} (unsigned)'
+        else:
+            covered = [t for rid, t in self.book.pending()
+                       if rid == request.request_id and (not request.tool or t == request.tool)]
+            verdict = self.verifier.verify(
+                request.request_id, request.tool, bool(request.approve), float(request.timestamp),
+                request.nonce, request.key_id, request.signature, covered)
+            if not verdict.ok:
+                return self._refuse_confirmation(request, claimed, verdict.reason,
+                                                 verdict.detail, response)
+            operator_name = verdict.operator_name
         affected = self.book.resolve(
             request.request_id, request.tool, bool(request.approve), operator_name
         )
@@ -454,6 +488,29 @@ class ExecutorNode(Node):
                 f'no pending confirmation for {what} of request '
                 f'{request.request_id!r} (unknown, already decided or timed out)'
             )
+        return response
+
+    def _refuse_confirmation(self, request: ConfirmTool.Request, claimed: str, reason: str,
+                             detail: str, response: ConfirmTool.Response) -> ConfirmTool.Response:
+        """Trace a refused confirmation as a security event; it decides nothing."""
+        record = SecurityRecord(
+            stamp=time.time(), request_id=request.request_id[:200], tool=request.tool[:100],
+            approve=bool(request.approve), claimed_operator=claimed[:100],
+            key_id=request.key_id[:100], key_owner=self.verifier.owner(request.key_id),
+            reason=reason, detail=detail)  # type: ignore[arg-type]
+        with self._sink_lock:
+            try:
+                if self._writer is not None:
+                    self._writer.write(record)  # type: ignore[arg-type]
+            except (OSError, ToolRouterError) as exc:
+                self.get_logger().error(f'cannot write security record: {exc}')
+        self.get_logger().warning(
+            f'SECURITY: refused confirmation of {request.tool or "every tool"} of request '
+            f'{request.request_id!r} claimed by {claimed!r} (key {request.key_id!r}): '
+            f'{reason}: {detail}')
+        response.success = False
+        response.affected_tools = []
+        response.message = f'refused ({reason}): {detail}; nothing was approved or denied'
         return response
 
     def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
