@@ -130,6 +130,9 @@ def cmd_call(args: argparse.Namespace) -> int:
     elif not resp.success:
         print(f'tool-router: request refused: {resp.message}', file=sys.stderr)
     else:
+        if not resp.tools:  # the node's message says why
+            _print_tools([], [], resp.policy, resp.latency_ms, resp.message)
+            return 0
         _print_tools(list(resp.tools), list(resp.scores), resp.policy, resp.latency_ms)
         for note in filter(None, resp.message.split('; ')):  # e.g. what a condition waits for
             print(note)
