@@ -32,7 +32,9 @@ def test_only_a_signed_confirmation_from_a_permitted_role_dispatches(tmp_path):
                      '-p', 'selection_topic:=/sec/selected', '-p', 'confirm_service:=/sec/confirm',
                      '-p', 'confirmation_topic:=/sec/confirmation_requests',
                      '-p', 'trace_topic:=/sec/traces', '-p', 'confirm_timeout_s:=30.0',
-                     '-p', 'bindings.arm_motors:=topic:/sec/arm', ready='executor ready')
+                     '-p', 'bindings.arm_motors:=topic:/sec/arm',
+                     '-p', f'trace_chain_key_file:={tmp_path / "chain.key"}',
+                     ready='executor ready')
     peer = RosPeer()
     peer.operators = operators
     try:
@@ -89,10 +91,15 @@ def test_only_a_signed_confirmation_from_a_permitted_role_dispatches(tmp_path):
     role = next(e for e in events if e['reason'] == 'role_not_allowed')
     assert (role['claimed_operator'], role['key_owner']) == ('wanda', 'wanda')
     assert 'SECURITY: refused confirmation' in executor.output
+    # the executor's trace lines form an intact chain under its signed manifest
+    from tool_router.executor.chain import verify_directory
+    report = verify_directory(traces, auth.read_key(tmp_path / 'chain.key'))
+    assert report.ok and report.records >= 10 and report.manifests == 1, report
 
     # keys never leave their files: not in the log, the traces or the operators file
     keys = [auth.key_path(operators, o).read_text().strip()
             for o in auth.load_operators_file(operators).operators]
+    keys.append((tmp_path / 'chain.key').read_text().strip())
     haystacks = {'executor log': executor.output, 'operators file': operators.read_text()}
     haystacks.update({str(p): p.read_text() for p in traces.glob('*')})
     for key in keys:

@@ -11,6 +11,8 @@ def cmd_trace(args: argparse.Namespace) -> int:
     """Summarise, validate or follow execution traces."""
     if args.action == 'tail':
         return _tail(args)
+    if args.action == 'verify':
+        return _verify(args)
     from tool_router.cli import print_json
     from tool_router.executor.traces import format_summary, read_traces, summarize, trace_files
     from tool_router.paths import ros_home
@@ -29,6 +31,37 @@ def cmd_trace(args: argparse.Namespace) -> int:
     else:
         print(format_summary(summary))
     return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    """Check the hash chain of trace directories; report the first broken link."""
+    from pathlib import Path
+
+    from tool_router.executor.auth import read_key
+    from tool_router.executor.chain import default_chain_key_file, verify_directory
+    from tool_router.paths import ros_home
+
+    key = read_key(Path(args.chain_key) if args.chain_key else default_chain_key_file())
+    dirs = [Path(p) for p in args.files] or [ros_home() / 'tool_router' / 'traces']
+    status = 0
+    for directory in dirs:
+        if not directory.is_dir():
+            print(f'tool-router: {directory}: trace verify takes directories', file=sys.stderr)
+            return 2
+        report = verify_directory(directory, key)
+        if args.json:
+            print(report.model_dump_json())
+        elif report.ok:
+            print(f'{directory}: chain intact: {report.records} records in {report.files} '
+                  f'file(s), {report.manifests} signed manifest(s)')
+        else:
+            print(f'{directory}: first broken link: {report.first_break}')
+        if not args.json:
+            for warning in report.warnings:
+                print(f'  warning: {warning}')
+        if not report.ok or not report.manifests:
+            status = 1
+    return status
 
 
 def _tail(args: argparse.Namespace) -> int:
@@ -177,12 +210,15 @@ def format_watches(watches: list[dict]) -> str:
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the executor's sub-commands to the ``tool-router`` parser."""
     p = sub.add_parser('trace', help='summarise, validate or follow executor traces')
-    p.add_argument('action', choices=['summary', 'validate', 'tail'],
+    p.add_argument('action', choices=['summary', 'validate', 'tail', 'verify'],
                    help='summary: counts and latencies; validate: check every record; '
-                        'tail: follow the trace topic')
+                        'tail: follow the trace topic; verify: check the hash chain and '
+                        'its signed manifests, report the first broken link')
     p.add_argument('files', nargs='*', help='JSONL files or directories '
                                             '(default: $ROS_HOME/tool_router/traces)')
     p.add_argument('--json', action='store_true', help='machine-readable output')
+    p.add_argument('--chain-key', default='', help='verify: the chain key file (default: '
+                                                   '$ROS_HOME/tool_router/keys/trace-chain.key)')
     p.add_argument('--topic', default='/executor/traces', help='tail: trace topic')
     p.add_argument('--count', type=int, default=0, help='tail: stop after N records')
     p.add_argument('--timeout', type=float, default=0.0, help='tail: stop after S seconds')

@@ -79,6 +79,11 @@ class ExecutorConfig(BaseModel):
                                      'older (or newer) than this is refused as stale.')
     insecure_confirmations: bool = Field(False, description='Bench testing only: accept '
                                          'unsigned confirmations from anyone on the network.')
+    trace_chain: bool = Field(True, description='Hash-chain the trace lines, anchored in a '
+                                                 'signed manifest (tool-router trace verify).')
+    trace_chain_key_file: str = Field('', description="HMAC key of the trace manifests (0600, "
+                                      "created if missing); '' = $ROS_HOME/tool_router/keys/"
+                                      'trace-chain.key.')
     redact: RedactConfig = Field(default_factory=RedactConfig)
     bindings: dict[str, str] = Field(default_factory=dict,
                                      description='Tool name -> endpoint (trigger:/x, setbool:/x, '
@@ -111,6 +116,12 @@ class ExecutorConfig(BaseModel):
         """The operators file ($ROS_HOME/tool_router/operators.yaml by default)."""
         from tool_router.executor.auth import default_operators_file
         return Path(self.operators_file) if self.operators_file else default_operators_file()
+
+    def resolved_chain_key(self) -> Path:
+        """The trace chain key file."""
+        from tool_router.executor.chain import default_chain_key_file
+        return Path(self.trace_chain_key_file) if self.trace_chain_key_file else \
+            default_chain_key_file()
 
     def resolved_trace_dir(self) -> Path:
         """The trace directory ($ROS_HOME/tool_router/traces by default)."""

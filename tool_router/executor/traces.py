@@ -20,6 +20,7 @@ import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
 from tool_router.errors import ToolRouterError
+from tool_router.executor.chain import TraceChain, strip_link
 
 SCHEMA_VERSION: Final = '1.0'
 
@@ -145,6 +146,7 @@ class WatchRecord(BaseModel):
 
 def parse_record_line(line: str) -> 'TraceRecord | WatchRecord':
     """One JSONL line as a request, watch or security record; pydantic error if invalid."""
+    line = strip_link(line)
     compact = line.replace(' ', '')
     if '"record":"watch"' in compact:
         return WatchRecord.model_validate_json(line)
@@ -194,13 +196,16 @@ class TraceWriter:
     """
 
     def __init__(self, directory: str | Path, max_bytes: int = 10_000_000,
-                 prefix: str = 'executor', fsync: bool = True) -> None:
+                 prefix: str = 'executor', fsync: bool = True,
+                 chain_key: bytes | None = None) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.max_bytes = max(1024, int(max_bytes))
         self.prefix = prefix
         self.fsync = fsync
         self._stem = f"{prefix}-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+        # hash chain over the lines, anchored in a signed manifest (tool_router/executor/chain.py)
+        self.chain = TraceChain(self.directory, self._stem, chain_key) if chain_key else None
         self._seq = 0
         self._fd: int | None = None
         self._size = 0
@@ -212,6 +217,8 @@ class TraceWriter:
             os.close(self._fd)
         self._seq += 1
         path = self.directory / f'{self._stem}-{self._seq:03d}.jsonl'
+        if self.chain is not None:  # manifest first: a file never exists without its anchor
+            self.chain.start_file(path)
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         self._size = os.fstat(self._fd).st_size
         self.path = path
@@ -225,6 +232,8 @@ class TraceWriter:
                 raise TraceError('trace writer is closed')
             if self._size and self._size + len(line) > self.max_bytes:
                 self._open_next()
+            if self.chain is not None:
+                line = self.chain.seal(line)
             view = memoryview(line)
             while view:
                 written = os.write(self._fd, view)
@@ -398,7 +407,7 @@ def watch_records_in(paths: Iterable[str | Path]) -> Iterator[WatchRecord]:
                 if '"record":"watch"' not in line or not line.endswith('\n'):
                     continue
                 try:
-                    yield WatchRecord.model_validate_json(line)
+                    yield WatchRecord.model_validate_json(strip_link(line))
                 except pydantic.ValidationError:
                     continue
 

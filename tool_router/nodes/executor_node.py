@@ -36,6 +36,7 @@ from std_srvs.srv import SetBool, Trigger
 from tool_router.catalog import load_catalog
 from tool_router.errors import ToolRouterError
 from tool_router.executor.auth import ConfirmationVerifier, SecurityRecord
+from tool_router.executor.chain import load_or_create_chain_key
 from tool_router.executor.confirmations import ConfirmationBook
 from tool_router.executor.conditions import decode_reading
 from tool_router.executor.config import ExecutorConfig, load_executor_config
@@ -234,10 +235,13 @@ class ExecutorNode(Node):
             self.verifier = ConfirmationVerifier.from_file(
                 self.config.resolved_operators(), lambda tool: risks.get(tool, 'critical'),
                 self.config.confirm_max_age_s)
+            chain_key = (load_or_create_chain_key(self.config.resolved_chain_key())
+                         if self.config.trace_chain else None)
             self._writer = TraceWriter(
                 self.config.resolved_trace_dir(),
                 self.config.trace_max_bytes,
                 fsync=self.config.trace_fsync,
+                chain_key=chain_key,
             )
             if self.config.trace_mcap:
                 from tool_router.executor.bag import McapTraceBag
