@@ -1,4 +1,4 @@
-"""The shipped SROS2 policy names the shipped interfaces, and only the executor reaches the vehicle.
+"""The shipped SROS2 policy names the shipped interfaces; only the executor reaches the vehicle.
 
 DDS Security itself cannot run here (PyPI Fast DDS is built without it): this checks the files.
 """
