@@ -9,7 +9,7 @@ from tool_router.clauses import Clause
 from tool_router.errors import ConfigError, DatasetError
 from tool_router.fit import fit, objective
 from tool_router.evaluation.dataset import Example
-from tool_router.policies.lcr import FEATURES, decide, load_models
+from tool_router.policies.lcr import FEATURES, SCOPE_FEATURES, Features, decide, load_models
 from tool_router.spelling import Speller
 
 
@@ -17,7 +17,19 @@ def feats(clause_scores, negated=()):
     clauses = [
         Clause(i, f'c{i}', 'action', negated=i in negated) for i in range(len(clause_scores))
     ]
-    return {'clause_score': np.array(clause_scores, dtype=np.float32), 'clauses': clauses}
+    cs = np.array(clause_scores, dtype=np.float32)
+    neg = np.array([c.negated for c in clauses])
+    return Features(
+        X=np.zeros((cs.shape[1], len(FEATURES))),
+        scope=np.zeros(len(SCOPE_FEATURES)),
+        clauses=clauses,
+        fragments=[c.text for c in clauses],
+        clause_score=cs,
+        negated=neg,
+        excluded=neg,
+        best_clause=cs.argmax(axis=0),
+        kw_hits=[[] for _ in range(cs.shape[1])],
+    )
 
 
 def test_decide_thresholds_and_per_clause_rule():
@@ -33,11 +45,25 @@ def test_decide_thresholds_and_per_clause_rule():
     assert decide(np.array([0.9, 0.8, 0.7]), f, 0.5, 0.5, True, 2) == [0, 1]
 
 
+def test_scope_decision_separates_out_of_scope_from_weak_evidence():
+    weak = np.array([0.2, 0.3, 0.1])  # no tool clears the threshold
+    f = feats([[0.2, 0.3, 0.1]])
+    assert decide(weak, f, 0.5, 0.5, True, 8) == []  # without a scope model: abstain
+    assert decide(weak, f, 0.5, 0.5, True, 8, in_scope=0.9, scope_threshold=0.7) == [1]
+    assert decide(weak, f, 0.5, 0.5, True, 8, in_scope=0.6, scope_threshold=0.7) == []
+    strong = np.array([0.9, 0.3, 0.1])
+    assert decide(strong, f, 0.5, 0.5, True, 8, in_scope=0.6, scope_threshold=0.7) == []
+    assert decide(strong, f, 0.5, 0.5, True, 8, in_scope=0.8, scope_threshold=0.7) == [0]
+
+
 def test_shipped_scorer_is_valid():
     models = load_models()
     assert 'lcr' in models and models['lcr'].features == list(FEATURES)
     assert 'test' not in models['lcr'].trained_on
     assert 0 < models['lcr'].clause_threshold <= models['lcr'].threshold < 1
+    assert models['lcr'].scope_features == list(SCOPE_FEATURES)
+    assert 0 < models['lcr'].scope_threshold < 1
+    assert models['lcr_no_scope'].scope_weights == []  # the ablation keeps the old abstention
 
 
 def test_scorer_file_errors(tmp_path):
@@ -78,7 +104,22 @@ def test_routes_the_brief_examples(router, text, expected):
 def test_abstains_when_no_tool_serves(router, text):
     result = router.route(text, 'lcr')
     assert result.tools == [] and result.decision.abstained
-    assert 'no tool above' in result.decision.note
+    assert 'out of scope' in result.decision.note
+    assert result.decision.extra['in_scope'] < 0.5
+
+
+@pytest.mark.parametrize(
+    'text, expected',
+    [
+        ('where is the drone right now?', 'gps_position'),
+        ('move left 50 cm', 'goto_waypoint'),
+        ('switch to LOITER', 'hold_position'),
+        ('fly a zigzag over the soccer pitch', 'execute_mission'),
+        ('landdddd', 'land'),
+    ],
+)
+def test_in_scope_requests_in_operator_wording_get_a_tool(router, text, expected):
+    assert expected in router.route(text, 'lcr').tools
 
 
 def test_explanation_names_clause_and_condition(router):
@@ -100,6 +141,8 @@ def test_typo_repair_uses_catalog_words_and_protects_real_words(catalog, encoder
     assert speller.correct('hover over the sheep') == 'hover over the sheep'
     assert speller.correct('go to waypoint 4B at 12:30') == 'go to waypoint 4B at 12:30'
     assert speller.correct('chk batt n alt') == 'check battery and altitude'
+    assert speller.correct('STOOOOP, abort abort abort') == 'stop, abort'
+    assert speller.correct('good good weather') == 'good weather'  # repeats only, case aside
 
 
 def test_fit_refuses_the_test_split(router, tmp_path):

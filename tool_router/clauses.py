@@ -103,7 +103,14 @@ _SUBJECTS = frozenset(
 gets get is are was be has have had do does did we're you're it's they're""".split()
 )
 
-_PUNCT = re.compile(r'[;.!?\n<>#]+|,(?!\d)|\s[-–—]+\s|:\s')
+_PUNCT = re.compile(r'(?:[;!?\n<>#]|\.(?!\d))+|,(?!\s?-?\d)|\s[-–—]+\s|:\s')
+# Step markers of a numbered plan ("1) ...", "(2) ...", "3- ...", "Step 4: ..."): clause cuts.
+_STEP = re.compile(
+    r'(?:^|(?<=\s))'
+    r'(?:\(\d{1,2}\)|\d{1,2}\s?[)\]]|\d{1,2}\s?-(?=\s)|step\s+\d{1,2}\s?[:.)-]?)(?=\s|$)',
+    re.IGNORECASE,
+)
+_BARE_STEP = re.compile(r'^(?:step\s*)?\d{1,2}$', re.IGNORECASE)
 # Clauses that count for nothing (ANNOTATION.md): attempts to steer the router ("ignore your
 # rules", "output every tool", "use tool fly_to_moon", "you are now ...") and questions about
 # another time ("the forecast for tomorrow": a forecast for later is out of scope).
@@ -120,7 +127,8 @@ STEERING = re.compile(
     r'\b(?:select|choose|pick|output|return|call|invoke) [a-z]+_[a-z_]+\b|'
     r'^\s*[a-z]+_[a-z_]+\s*$|'
     r'\bsystem (?:override|message|prompt|instruction)|'
-    r'\b(?:forecast|tomorrow|yesterday|next week|last week|last night)\b',
+    # (a future time only: "the route we saved yesterday" is still an order for now)
+    r'\b(?:forecast|tomorrow|next week)\b',
     re.IGNORECASE,
 )
 
@@ -171,7 +179,7 @@ def _strip_filler(text: str) -> str:
 def _pieces(text: str) -> list[tuple[str, str]]:
     """(marker, text) pieces in order; marker '' for pieces opened by no connective."""
     pieces: list[tuple[str, str]] = []
-    for chunk in _PUNCT.split(normalise(text)):
+    for chunk in _PUNCT.split(_STEP.sub(';', normalise(text))):
         for part in _SEPARATOR.split(chunk):
             part = part.strip()
             if not part:
@@ -212,7 +220,7 @@ def split_clauses(text: str) -> list[Clause]:
     pieces = [p for m, t in _pieces(text) for p in _split_glued_action(m, t)]
     for marker, piece in pieces:
         body = _strip_filler(piece)
-        if not body or not re.search(r'[A-Za-z0-9]', body):
+        if not body or not re.search(r'[A-Za-z0-9]', body) or _BARE_STEP.match(body):
             continue
         role = 'condition' if marker in CONDITION_MARKERS else 'action'
         negated = bool(NEGATIONS.search(body))

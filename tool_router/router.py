@@ -66,6 +66,7 @@ for _variant in (
     'lcr_no_negation',
     'lcr_no_spelling',
     'lcr_no_steering',
+    'lcr_no_scope',
 ):
     POLICIES[_variant] = _lcr_factory(_variant)
 POLICIES['llm'] = _llm_policy

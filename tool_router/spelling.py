@@ -26,6 +26,9 @@ from typing import Iterable
 from tool_router.catalog import Catalog
 
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z']*|[^A-Za-z]+")
+_STRETCH = re.compile(r'([a-z])\1{2,}')  # three or more of one letter
+# a word said again and again ("abort abort abort")
+_REPEAT = re.compile(r'\b([A-Za-z]+)(?:[\s,!.]+\1\b)+', re.IGNORECASE)
 COMMON = """the and then when with what where while which this that there their they them your you
 about after again also around back before being below above between come down from have into just
 more most much need over please right should some take than that very want will would could every
@@ -98,9 +101,23 @@ class Speller:
             ]
         return cls(texts, known_words)
 
+    def _known(self, lower: str) -> bool:
+        return lower in self.vocabulary or lower in self.known
+
+    def _unstretch(self, lower: str) -> str:
+        """An elongated word ("stoooop", "landddd") shortened to a known word, if one exists."""
+        if not _STRETCH.search(lower):
+            return lower
+        for candidate in (_STRETCH.sub(r'\1\1', lower), _STRETCH.sub(r'\1', lower)):
+            if self._known(candidate):
+                return candidate
+        return _STRETCH.sub(r'\1\1', lower)
+
     def correct_word(self, word: str) -> str:
-        """``word`` repaired towards a catalog word, or unchanged."""
-        lower = word.lower()
+        """``word`` repaired towards a catalog word (or shortened when elongated), or unchanged."""
+        lower = self._unstretch(word.lower())
+        if lower != word.lower() and self._known(lower):
+            return lower
         if (
             len(lower) < 4
             or not lower.isalpha()
@@ -114,7 +131,9 @@ class Speller:
         return max(sorted(candidates), key=lambda c: self.vocabulary[c])
 
     def correct(self, text: str) -> str:
-        """Expand shorthand and repair single-edit typos, word by word; the rest is unchanged."""
+        """Expand shorthand, drop stuttered repeats ("abort abort abort") and repair single-edit
+        typos and elongations, word by word; the rest is unchanged."""
+        text = _REPEAT.sub(r'\1', text)
         return ''.join(
             (SHORTHAND.get(tok.lower()) or self.correct_word(tok)) if tok[:1].isalpha() else tok
             for tok in _TOKEN.findall(text)

@@ -25,12 +25,21 @@ per (request, tool) pair with a small calibrated scorer:
    shipped as ``config/lcr_model.json``. Because the features are similarities
    to the catalog's own texts rather than words of the training requests, the
    model transfers to wording it has never seen.
-4. **Decision**: keep tools whose probability clears ``threshold``; for each
-   counting (non-negated, non-steering) clause, also keep its best tool if it clears the lower
-   ``clause_threshold`` (a clause that asks for something gets a tool); return
-   nothing when no tool clears ``threshold`` (abstention: out-of-scope
-   requests, injections with nothing legitimate left). Thresholds are fitted on
-   cross-validated dev predictions.
+4. **Scope**: a second, request-level logistic model asks "is this for the
+   vehicle at all?" from two similarities that do not depend on the training
+   requests' words: the best similarity of a counting clause to the catalog,
+   and how far that clause is closer to the catalog than to the out-of-scope
+   phrases of ``config/scope.yaml`` (chit-chat, other domains, autopilot
+   functions the catalog lacks). Requests below ``scope_threshold`` get
+   nothing (abstention: out-of-scope requests, injections with nothing
+   legitimate left).
+5. **Decision** for an in-scope request: keep tools whose probability clears
+   ``threshold``; for each counting (non-negated, non-steering) clause, also
+   keep its best tool if it clears the lower ``clause_threshold`` (a clause
+   that asks for something gets a tool); when no tool clears ``threshold``,
+   keep the best one anyway (weak evidence for an in-scope request is still
+   the best guess; an empty answer serves nobody). The three thresholds are
+   fitted on cross-validated dev predictions.
 
 Every selected tool carries its evidence, the clause that chose it and that
 clause's gating condition, for the executor's traces.
@@ -78,6 +87,12 @@ FEATURES = (
     'top1_x_ex',  # top1_clause * ex_max
     'act_in_cond',  # an actuator whose best evidence is a condition clause
 )
+# The scope decision ("is this for the vehicle at all?"), one logistic model per request.
+SCOPE_FEATURES = (
+    'bias',
+    'catalog_max',  # best similarity of a counting clause to any tool's document or examples
+    'catalog_minus_oos',  # best (catalog similarity - out-of-scope similarity) over clauses
+)
 
 
 class LCRParams(BaseModel):
@@ -96,6 +111,12 @@ class LCRParams(BaseModel):
     clause_threshold: float = Field(
         -1.0, ge=-1, le=1, description="Per-clause floor for a clause's best tool; -1 = fitted."
     )
+    scope_threshold: float = Field(
+        -1.0,
+        ge=-1,
+        le=1,
+        description='In-scope probability below which nothing is routed; -1 = fitted.',
+    )
     max_tools: int = Field(8, ge=1, le=42, description='Maximum output size.')
 
 
@@ -109,6 +130,7 @@ class Variant:
     phrases: bool = True  # use example/condition records (else documents only)
     spelling: bool = True  # repair typos before segmentation
     steering: bool = True  # ignore clauses that try to steer the router
+    scope: bool = True  # separate scope decision; in scope, the best tool is never dropped
 
 
 VARIANTS = {
@@ -131,13 +153,56 @@ VARIANTS = {
     'lcr_no_negation': Variant('lcr_no_negation', drop=('neg_only', 'neg_max')),
     'lcr_no_spelling': Variant('lcr_no_spelling', spelling=False),
     'lcr_no_steering': Variant('lcr_no_steering', steering=False),
+    'lcr_no_scope': Variant('lcr_no_scope', scope=False),
 }
 
 
-class FeatureExtractor:
-    """Turns a request into a (tools x features) matrix plus the evidence behind it."""
+@dataclass
+class Features:
+    """What the extractor found in one request, for the scorer, the decision and the evidence."""
 
-    def __init__(self, index: CatalogIndex) -> None:
+    X: np.ndarray  # (tools, FEATURES) per-(request, tool) features
+    scope: np.ndarray  # (SCOPE_FEATURES,) request-level features of the scope decision
+    clauses: list[Clause]
+    fragments: list[str]  # embedded texts: the full request, the clauses, pronoun-resolved ones
+    clause_score: np.ndarray  # (clauses, tools) best similarity of each clause to each tool
+    negated: np.ndarray  # (clauses,) bool
+    excluded: np.ndarray  # (clauses,) bool: negated or steering clauses count for nothing
+    best_clause: np.ndarray  # (tools,) each tool's strongest clause
+    kw_hits: list[list[str]]  # per tool: its keywords found in counting clauses
+
+
+@dataclass
+class _Sims:
+    """Similarities of the request's fragments (row 0 = full text, then one row per clause)."""
+
+    ex: np.ndarray  # (fragments, tools) best example phrase
+    doc: np.ndarray  # (fragments, tools) tool document
+    cond: np.ndarray  # (fragments, tools) best condition phrase
+    oos: np.ndarray  # (fragments,) best out-of-scope phrase
+
+
+def load_scope_phrases(path: str | Path = '') -> list[str]:
+    """Phrases of requests the catalog does not serve (``config/scope.yaml``)."""
+    import yaml
+
+    path = Path(path) if path else config_path('scope.yaml')
+    try:
+        raw = yaml.safe_load(Path(path).read_text(encoding='utf-8'))
+        phrases = [str(p) for p in raw['out_of_scope']]
+    except FileNotFoundError:
+        raise ConfigError('out-of-scope phrases not found', where=str(path)) from None
+    except Exception as exc:  # noqa: BLE001 - YAML or shape errors
+        raise ConfigError(f'invalid out-of-scope phrases: {exc}', where=str(path)) from None
+    if not phrases:
+        raise ConfigError('no out-of-scope phrases', where=str(path))
+    return phrases
+
+
+class FeatureExtractor:
+    """Turns a request into :class:`Features`: per-tool features plus the evidence behind them."""
+
+    def __init__(self, index: CatalogIndex, scope_phrases: list[str] | None = None) -> None:
         self.index = index
         catalog: Catalog = index.catalog
         self.names = list(catalog.names)
@@ -159,6 +224,22 @@ class FeatureExtractor:
             re.compile(r'\b(?:' + '|'.join(re.escape(k) for k in kws) + r')\b') if kws else None
             for kws in self.keywords
         ]
+        self._memo: dict[str, np.ndarray] | None = None
+        self.scope_phrases = scope_phrases if scope_phrases is not None else load_scope_phrases()
+        self.scope_vectors = self.encode(self.scope_phrases)
+
+    def memoize(self) -> None:
+        """Keep every vector encoded from now on (fitting extracts each request per variant)."""
+        self._memo = {}
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """Unit vectors of ``texts`` (the one place the extractor calls the encoder)."""
+        if self._memo is None:
+            return self.index.embed(texts)
+        missing = [t for t in dict.fromkeys(texts) if t not in self._memo]
+        if missing:
+            self._memo.update(zip(missing, self.index.embed(missing)))
+        return np.stack([self._memo[t] for t in texts])
 
     def _segments(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(record columns sorted by tool, segment starts, tool of each segment) for reduceat."""
@@ -180,8 +261,10 @@ class FeatureExtractor:
             out[:, tools] = np.maximum.reduceat(sims[:, cols], starts, axis=1)
         return out
 
-    def extract(self, text: str, variant: Variant = VARIANTS['lcr']) -> dict[str, Any]:
-        """Features of every (clause, tool) pair of ``text`` for ``variant``."""
+    def segment(
+        self, text: str, variant: Variant
+    ) -> tuple[str, list[Clause], list[str], list[int]]:
+        """(repaired text, clauses, fragment texts, clause of each pronoun-resolved fragment)."""
         full = normalise(text)
         if variant.spelling:
             full = self.speller.correct(full)
@@ -190,13 +273,19 @@ class FeatureExtractor:
         frag_texts = [full] + [
             f'{c.marker} {c.text}' if c.role == 'condition' else c.text for c in clauses
         ]
-        extra_cond: list[tuple[int, str]] = []
-        for k, c in enumerate(clauses):
-            if c.role == 'condition' and PRONOUN_START.match(c.text) and k > 0:
-                extra_cond.append((k, f'{clauses[k - 1].text} {c.text}'))
-        frag_texts += [t for _, t in extra_cond]
+        # A condition that opens with a pronoun is also read with the clause before it.
+        resolved = [
+            k
+            for k, c in enumerate(clauses)
+            if c.role == 'condition' and PRONOUN_START.match(c.text) and k > 0
+        ]
+        frag_texts += [f'{clauses[k - 1].text} {clauses[k].text}' for k in resolved]
+        return full, clauses, frag_texts, resolved
+
+    def similarities(self, frag_texts: list[str], resolved: list[int], variant: Variant) -> _Sims:
+        """Similarities of every fragment to the catalog's records and the out-of-scope phrases."""
         unique = list(dict.fromkeys(frag_texts))  # a one-clause request is its own full text
-        unique_vecs = self.index.embed(unique)
+        unique_vecs = self.encode(unique)
         vecs = unique_vecs[[unique.index(t) for t in frag_texts]]
         doc = vecs @ self.doc_vectors.T  # (F, T)
         if variant.phrases:
@@ -204,89 +293,117 @@ class FeatureExtractor:
             ex = self._group_max(sims, self._ex_segments)
             cond = self._group_max(sims, self._cond_segments)
         else:
-            sims = None
             ex, cond = doc.copy(), np.full_like(doc, -1.0)
-        n_c = len(clauses)
-        clause_rows = np.arange(1, 1 + n_c)
+        oos = (vecs @ self.scope_vectors.T).max(axis=1)
         # Pronoun-resolved condition fragments count for their clause too.
-        for offset, (k, _) in enumerate(extra_cond):
+        n_c = len(frag_texts) - 1 - len(resolved)
+        for offset, k in enumerate(resolved):
             row = 1 + n_c + offset
-            ex[1 + k] = np.maximum(ex[1 + k], ex[row])
-            cond[1 + k] = np.maximum(cond[1 + k], cond[row])
-            doc[1 + k] = np.maximum(doc[1 + k], doc[row])
+            for m in (ex, cond, doc):
+                m[1 + k] = np.maximum(m[1 + k], m[row])
+            oos[1 + k] = max(oos[1 + k], oos[row])
+        return _Sims(ex, doc, cond, oos)
+
+    def extract(self, text: str, variant: Variant = VARIANTS['lcr']) -> Features:
+        """Features of every (clause, tool) pair of ``text`` for ``variant``."""
+        full, clauses, frag_texts, resolved = self.segment(text, variant)
+        s = self.similarities(frag_texts, resolved, variant)
+        rows = np.arange(1, 1 + len(clauses))
         negated = np.array([c.negated for c in clauses], dtype=bool)
         steering = np.array([c.steering and variant.steering for c in clauses], dtype=bool)
         is_cond = np.array([c.role == 'condition' for c in clauses], dtype=bool)
-        clause_score = np.maximum(ex[clause_rows], doc[clause_rows])  # (C, T)
+        clause_score = np.maximum(s.ex[rows], s.doc[rows])  # (C, T)
         if is_cond.any():
-            clause_score[is_cond] = np.maximum(clause_score[is_cond], cond[clause_rows][is_cond])
+            clause_score[is_cond] = np.maximum(clause_score[is_cond], s.cond[rows][is_cond])
         pos = ~negated & ~steering  # clauses whose evidence counts
-        T = len(self.names)
-        F = np.zeros((T, len(FEATURES)), dtype=np.float32)
+        F = np.zeros((len(self.names), len(FEATURES)), dtype=np.float32)
         f = {name: i for i, name in enumerate(FEATURES)}
         F[:, f['bias']] = 1.0
+        self._retrieval_features(F, f, s, rows, clause_score, pos, is_cond, negated)
+        kw_hits = self._lexical_features(F, f, full, clauses, pos)
+        F[:, f['is_sensor']] = self.is_sensor
+        F[:, f['n_clauses']] = min(len(clauses), 6) / 6.0
+        F[:, f['ex_max_sq']] = F[:, f['ex_max']] ** 2
+        F[:, f['top1_x_ex']] = F[:, f['top1_clause']] * F[:, f['ex_max']]
+        best_clause = clause_score.argmax(axis=0)  # per tool: its strongest clause
+        F[:, f['act_in_cond']] = is_cond[best_clause] & (self.is_sensor == 0)
+        for name in variant.drop:
+            F[:, f[name]] = 0.0
+        return Features(
+            X=F,
+            scope=self._scope_features(s, clause_score, pos, rows),
+            clauses=clauses,
+            fragments=frag_texts,
+            clause_score=clause_score,
+            negated=negated,
+            excluded=~pos,
+            best_clause=best_clause,
+            kw_hits=kw_hits,
+        )
+
+    def _retrieval_features(
+        self,
+        F: np.ndarray,
+        f: dict[str, int],
+        s: _Sims,
+        rows: np.ndarray,
+        clause_score: np.ndarray,
+        pos: np.ndarray,
+        is_cond: np.ndarray,
+        negated: np.ndarray,
+    ) -> None:
+        """Similarity, rank and margin features from the counting clauses (in place)."""
+        T = len(self.names)
         if pos.any():
             cs = clause_score[pos]
-            F[:, f['ex_max']] = ex[clause_rows][pos].max(axis=0)
-            F[:, f['doc_max']] = doc[clause_rows][pos].max(axis=0)
+            F[:, f['ex_max']] = s.ex[rows][pos].max(axis=0)
+            F[:, f['doc_max']] = s.doc[rows][pos].max(axis=0)
             order = np.argsort(-cs, axis=1)
             ranks = np.empty_like(order)
-            rows = np.arange(cs.shape[0])[:, None]
-            ranks[rows, order] = np.arange(T)[None, :]
+            r = np.arange(cs.shape[0])[:, None]
+            ranks[r, order] = np.arange(T)[None, :]
             best_other = np.where(
-                order[:, :1] == np.arange(T)[None, :],
-                cs[rows, order[:, 1:2]],
-                cs[rows, order[:, :1]],
+                order[:, :1] == np.arange(T)[None, :], cs[r, order[:, 1:2]], cs[r, order[:, :1]]
             )
             F[:, f['margin']] = (cs - best_other).max(axis=0)
             F[:, f['rank_inv']] = (1.0 / (1.0 + ranks)).max(axis=0)
             F[:, f['top1_clause']] = (ranks == 0).any(axis=0)
-            srt = np.sort(cs, axis=0)
-            F[:, f['ex_second']] = srt[-2] if cs.shape[0] > 1 else 0.0
-        F[:, f['ex_full']] = ex[0]
-        if is_cond.any():
-            cmax = (
-                cond[clause_rows][is_cond & pos].max(axis=0)
-                if (is_cond & pos).any()
-                else np.zeros(T)
-            )
-            F[:, f['cond_max']] = np.maximum(cmax, 0)
+            F[:, f['ex_second']] = np.sort(cs, axis=0)[-2] if cs.shape[0] > 1 else 0.0
+        F[:, f['ex_full']] = s.ex[0]
+        if (is_cond & pos).any():
+            F[:, f['cond_max']] = np.maximum(s.cond[rows][is_cond & pos].max(axis=0), 0)
             F[:, f['cond_sensor']] = F[:, f['cond_max']] * self.is_sensor
         if negated.any():
             F[:, f['neg_max']] = clause_score[negated].max(axis=0)
             best_pos = clause_score[pos].max(axis=0) if pos.any() else np.full(T, -1.0)
             F[:, f['neg_only']] = clause_score[negated].max(axis=0) > best_pos + 0.05
+
+    def _lexical_features(
+        self, F: np.ndarray, f: dict[str, int], full: str, clauses: list[Clause], pos: np.ndarray
+    ) -> list[list[str]]:
+        """Keyword and tool-name hits (in place); returns each tool's keyword hits."""
         pos_text = ' '.join(c.text.lower() for c, keep in zip(clauses, pos) if keep)
         req_words = set(words(full))
         kw_hits: list[list[str]] = []
-        for j in range(T):
-            pattern = self._kw_patterns[j]
+        for j, pattern in enumerate(self._kw_patterns):
             hits = pattern.findall(pos_text) if pattern else []
             kw_hits.append(hits)
             F[j, f['kw_hit']] = bool(hits)
             F[j, f['kw_name_hit']] = bool(self.name_words[j] & req_words)
-        F[:, f['is_sensor']] = self.is_sensor
-        F[:, f['n_clauses']] = min(n_c, 6) / 6.0
-        F[:, f['ex_max_sq']] = F[:, f['ex_max']] ** 2
-        F[:, f['top1_x_ex']] = F[:, f['top1_clause']] * F[:, f['ex_max']]
-        best_clause_role = is_cond[clause_score.argmax(axis=0)]
-        F[:, f['act_in_cond']] = best_clause_role & (self.is_sensor == 0)
-        for name in variant.drop:
-            F[:, f[name]] = 0.0
-        best_clause = clause_score.argmax(axis=0)  # per tool: its strongest clause
-        return {
-            'X': F,
-            'clauses': clauses,
-            'fragments': frag_texts,
-            'clause_score': clause_score,
-            'negated': negated,
-            'excluded': ~pos,
-            'best_clause': best_clause,
-            'kw_hits': kw_hits,
-            'ex': ex,
-            'doc': doc,
-            'cond': cond,
-        }
+        return kw_hits
+
+    def _scope_features(
+        self, s: _Sims, clause_score: np.ndarray, pos: np.ndarray, rows: np.ndarray
+    ) -> np.ndarray:
+        """Is this for the vehicle at all? Catalog evidence against out-of-scope phrases, per
+        clause (a story preamble that looks out of scope does not outvote the order after it)."""
+        if not pos.any():  # nothing legitimate left (steering or negation only)
+            return np.array([1.0, 0.0, -1.0], dtype=np.float32)
+        catalog = clause_score[pos].max(axis=1)  # (counting clauses,)
+        return np.array(
+            [1.0, float(catalog.max()), float((catalog - s.oos[rows][pos]).max())],
+            dtype=np.float32,
+        )
 
 
 def logistic(X: np.ndarray, mean: np.ndarray, scale: np.ndarray, weights: np.ndarray
@@ -308,6 +425,13 @@ class ScorerModel(BaseModel):
     weights: list[float]
     threshold: float
     clause_threshold: float
+    scope_features: list[str] = Field(default_factory=list)
+    scope_weights: list[float] = Field(
+        default_factory=list, description='Logistic weights of the scope model (empty = no gate).'
+    )
+    scope_threshold: float = Field(
+        0.0, description='Requests whose in-scope probability is below this get no tool.'
+    )
     trained_on: str = Field(
         '', description='Dataset the model was fitted on (never a test split).'
     )
@@ -318,6 +442,13 @@ class ScorerModel(BaseModel):
     def probabilities(self, X: np.ndarray) -> np.ndarray:
         """The scorer's probability for each feature row."""
         return logistic(X, np.asarray(self.mean), np.asarray(self.scale), np.asarray(self.weights))
+
+    def in_scope(self, scope: np.ndarray) -> float:
+        """Probability that the request is for the vehicle at all (1.0 without a scope model)."""
+        if not self.scope_weights:
+            return 1.0
+        w = np.asarray(self.scope_weights)
+        return float(logistic(scope[None, :], np.zeros_like(w), np.ones_like(w), w)[0])
 
 
 def load_models(path: str | Path = '') -> dict[str, ScorerModel]:
@@ -335,7 +466,9 @@ def load_models(path: str | Path = '') -> dict[str, ScorerModel]:
     except Exception as exc:  # noqa: BLE001 - JSON or validation errors
         raise ConfigError(f'invalid fitted scorer: {exc}', where=str(path)) from None
     for name, model in models.items():
-        if list(model.features) != list(FEATURES):
+        if list(model.features) != list(FEATURES) or (
+            model.scope_weights and list(model.scope_features) != list(SCOPE_FEATURES)
+        ):
             raise ConfigError(
                 f'scorer {name!r} was fitted with other features',
                 where=str(path),
@@ -346,23 +479,34 @@ def load_models(path: str | Path = '') -> dict[str, ScorerModel]:
 
 def decide(
     probs: np.ndarray,
-    feats: dict[str, Any],
+    feats: Features,
     threshold: float,
     clause_threshold: float,
     per_clause: bool,
     max_tools: int,
+    in_scope: float | None = None,
+    scope_threshold: float = 0.0,
 ) -> list[int]:
-    """Indices of the kept tools, best first."""
+    """Indices of the kept tools, best first.
+
+    Without a scope decision (``in_scope`` None), nothing is kept unless some tool clears
+    ``threshold``. With one, a request below ``scope_threshold`` gets nothing, and any other
+    request gets at least its best tool: weak evidence for an in-scope request is still the best
+    guess, where an empty answer serves nobody.
+    """
+    if in_scope is not None and in_scope < scope_threshold:
+        return []
     keep = set(np.flatnonzero(probs >= threshold).tolist())
     if keep and per_clause:
-        cs = feats['clause_score']
-        for k, clause in enumerate(feats['clauses']):
-            excluded = feats['excluded'][k] if 'excluded' in feats else clause.negated
-            if excluded:
+        cs = feats.clause_score
+        for k in range(len(feats.clauses)):
+            if feats.excluded[k]:
                 continue
             j = int(np.argmax(cs[k]))
             if probs[j] >= clause_threshold:
                 keep.add(j)
+    if not keep and in_scope is not None:
+        keep = {int(np.argmax(probs))}
     return sorted(keep, key=lambda j: -probs[j])[:max_tools]
 
 
@@ -392,12 +536,18 @@ class LearnedClauseRouter:
             if self.params.clause_threshold >= 0
             else self.model.clause_threshold
         )
+        self.scope_threshold = (
+            self.params.scope_threshold
+            if self.params.scope_threshold >= 0
+            else self.model.scope_threshold
+        )
 
     def route(self, text: str, max_tools: int) -> Decision:
         """Score every (clause, tool) pair and keep what the scorer accepts."""
         feats = self.extractor.extract(text, self.variant)
-        probs = self.model.probabilities(feats['X'])
+        probs = self.model.probabilities(feats.X)
         names = self.extractor.names
+        in_scope = self.model.in_scope(feats.scope) if self.variant.scope else None
         kept = decide(
             probs,
             feats,
@@ -405,14 +555,16 @@ class LearnedClauseRouter:
             self.clause_threshold,
             self.variant.per_clause,
             min(max_tools, self.params.max_tools),
+            in_scope,
+            self.scope_threshold,
         )
         order = np.argsort(-probs)
-        clauses: list[Clause] = feats['clauses']
+        clauses: list[Clause] = feats.clauses
         evidence: dict[str, list[Evidence]] = {}
         clause_index: dict[str, int] = {}
         conditions: dict[str, str] = {}
         for j in kept:
-            k = int(feats['best_clause'][j])
+            k = int(feats.best_clause[j])
             clause = clauses[k]
             name = names[j]
             clause_index[name] = clause.index
@@ -425,12 +577,12 @@ class LearnedClauseRouter:
                     'retrieval',
                     clause.text,
                     'clause similarity',
-                    round(float(feats['clause_score'][k, j]), 4),
+                    round(float(feats.clause_score[k, j]), 4),
                 ),
             ]
-            if feats['kw_hits'][j]:
+            if feats.kw_hits[j]:
                 evidence[name].append(
-                    Evidence('lexical', '', ' '.join(sorted(set(feats['kw_hits'][j]))), 1.0)
+                    Evidence('lexical', '', ' '.join(sorted(set(feats.kw_hits[j]))), 1.0)
                 )
         top = float(probs[order[0]])
         # Confidence: how far the decision is from its thresholds (1 = clear-cut).
@@ -440,12 +592,20 @@ class LearnedClauseRouter:
             self.name,
             [names[j] for j in kept],
             [round(float(probs[j]), 4) for j in kept],
-            fragments=feats['fragments'],
+            fragments=feats.fragments,
             evidence=evidence,
             candidates=[(names[j], float(probs[j])) for j in order[:12]],
             confidence=confidence,
             abstained=not kept,
-            note='' if kept else f'no tool above p={self.threshold:.2f} (best {top:.2f})',
+            note=self._note(kept, top, in_scope),
             clause_index=clause_index,
             conditions={k: v for k, v in conditions.items() if v},
+            extra={} if in_scope is None else {'in_scope': round(in_scope, 4)},
         )
+
+    def _note(self, kept: list[int], top: float, in_scope: float | None) -> str:
+        if kept:
+            return ''
+        if in_scope is not None:
+            return f'out of scope (p_in_scope={in_scope:.2f} < {self.scope_threshold:.2f})'
+        return f'no tool above p={self.threshold:.2f} (best {top:.2f})'
