@@ -33,7 +33,7 @@ COMMON = """the and then when with what where while which this that there their 
 about after again also around back before being below above between come down from have into just
 more most much need over please right should some take than that very want will would could every
 other these those under until once unless check make keep give find show tell turn start stop look
-going getting here near close away still ready""".split()
+going getting here near close away still ready abort""".split()
 
 
 # Operator shorthand, expanded before typo repair ("chk batt" -> "check battery").
@@ -131,8 +131,10 @@ class Speller:
         return max(sorted(candidates), key=lambda c: self.vocabulary[c])
 
     def correct(self, text: str) -> str:
-        """Expand shorthand, drop stuttered repeats ("abort abort abort") and repair single-edit
-        typos and elongations, word by word; the rest is unchanged."""
+        """Expand shorthand, drop repeats, repair typos and elongations; the rest is unchanged.
+
+        Word by word; a stuttered repeat ("abort abort abort") is said once.
+        """
         text = _REPEAT.sub(r'\1', text)
         return ''.join(
             (SHORTHAND.get(tok.lower()) or self.correct_word(tok)) if tok[:1].isalpha() else tok

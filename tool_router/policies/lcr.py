@@ -51,7 +51,6 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -395,8 +394,10 @@ class FeatureExtractor:
     def _scope_features(
         self, s: _Sims, clause_score: np.ndarray, pos: np.ndarray, rows: np.ndarray
     ) -> np.ndarray:
-        """Is this for the vehicle at all? Catalog evidence against out-of-scope phrases, per
-        clause (a story preamble that looks out of scope does not outvote the order after it)."""
+        """Is this for the vehicle at all? Catalog evidence against out-of-scope phrases.
+
+        Per clause: a story preamble that looks out of scope does not outvote the order after it.
+        """
         if not pos.any():  # nothing legitimate left (steering or negation only)
             return np.array([1.0, 0.0, -1.0], dtype=np.float32)
         catalog = clause_score[pos].max(axis=1)  # (counting clauses,)
