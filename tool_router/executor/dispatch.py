@@ -7,6 +7,8 @@ A binding is written as a short string in ``config/executor.yaml``:
   ``false`` when the request text asks to stop / switch off (see :func:`setbool_value`),
   or fixed with ``setbool:/sim/spotlight=true``
 * ``topic:/payload/commands``      - publish a std_msgs/String (JSON) on a topic
+* ``mavlink:takeoff``              - a MAVLink command or telemetry reading over the
+  executor's MAVLink link (names in :mod:`.mavlink_spec`; docs/MAVLINK.md)
 * ``dry_run``                      - never executed, traced as ``dry_run``
 """
 from __future__ import annotations
@@ -39,6 +41,7 @@ class BindingKind(str, Enum):
     TRIGGER = 'trigger'
     SETBOOL = 'setbool'
     TOPIC = 'topic'
+    MAVLINK = 'mavlink'
     DRY_RUN = 'dry_run'
 
 
@@ -47,7 +50,7 @@ class Binding(BaseModel):
 
     model_config = ConfigDict(extra='forbid', frozen=True)
 
-    kind: BindingKind = Field(description='trigger, setbool, topic or dry_run.')
+    kind: BindingKind = Field(description='trigger, setbool, topic, mavlink or dry_run.')
     name: str = Field('', description='Service or topic name; empty for dry_run.')
     value: bool | None = Field(None, description='Fixed SetBool data; None = from the request.')
 
@@ -68,7 +71,14 @@ def parse_binding(spec: str) -> Binding:
     kind, sep, rest = text.partition(':')
     if not sep or kind not in {k.value for k in BindingKind} - {'dry_run'}:
         raise ConfigError(f'binding {spec!r} must be trigger:NAME, setbool:NAME[=true|false], '
-                          'topic:NAME or dry_run')
+                          'topic:NAME, mavlink:NAME or dry_run')
+    if kind == 'mavlink':
+        from tool_router.executor.mavlink_spec import binding_names
+
+        if rest not in binding_names():
+            raise ConfigError(f'binding {spec!r}: {rest!r} is not a MAVLink binding; one of '
+                              + ', '.join(binding_names()))
+        return Binding(kind=BindingKind.MAVLINK, name=rest)
     name, eq, fixed = rest.partition('=')
     if not TOPIC_NAME.match(name):
         raise ConfigError(f'binding {spec!r}: {name!r} is not a valid ROS name')

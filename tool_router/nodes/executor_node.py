@@ -164,7 +164,7 @@ class RosDispatcher:
 class RosSampler:
     """Reads a sensor for a watch by calling its binding and decoding the ``reading:`` line."""
 
-    def __init__(self, dispatcher: RosDispatcher, bindings: dict[str, Binding],
+    def __init__(self, dispatcher: Any, bindings: dict[str, Binding],
                  timeout_s: float) -> None:
         self._dispatcher = dispatcher
         self._bindings = bindings
@@ -173,7 +173,8 @@ class RosSampler:
     def read(self, sensor: str) -> dict[str, Any]:
         """The sensor's reading; SensorReadError when unbound, failing or without a reading."""
         binding = self._bindings.get(sensor)
-        if binding is None or binding.kind not in (BindingKind.TRIGGER, BindingKind.SETBOOL):
+        if binding is None or binding.kind not in (BindingKind.TRIGGER, BindingKind.SETBOOL,
+                                                   BindingKind.MAVLINK):
             raise SensorReadError(f'{sensor} has no service binding to read it through')
         result = self._dispatcher.dispatch(sensor, binding, 'watch', '', self.timeout_s)
         if not result.ok:
@@ -264,7 +265,10 @@ class ExecutorNode(Node):
         latched = QoSProfile(depth=50, history=HistoryPolicy.KEEP_LAST,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self._watch_pub = self.create_publisher(WatchEvent, c.watch_events_topic, latched)
-        dispatcher = RosDispatcher(self, bindings)
+        dispatcher: Any = RosDispatcher(self, bindings)
+        self._mavlink: Any = None
+        if c.uses_mavlink():
+            dispatcher = self._open_mavlink(c, dispatcher)
         self.watches = WatchManager(
             RosSampler(dispatcher, bindings, c.call_timeout_s),
             self._fire_watch,
@@ -337,6 +341,21 @@ class ExecutorNode(Node):
             log.warning(f'no operator keys in {c.resolved_operators()}: every confirmation will '
                         'be refused (tool-router operator add NAME --role pilot)')
 
+    def _open_mavlink(self, c: ExecutorConfig, ros_dispatcher: Any) -> Any:
+        """Open the MAVLink link; mavlink bindings go to it, the others stay on ROS."""
+        from tool_router.executor.mavlink import KindRouter, MavlinkDispatcher, MavlinkLink
+
+        try:
+            self._mavlink = MavlinkLink(c.mavlink)
+        except (OSError, ValueError) as exc:
+            self.get_logger().fatal(f'cannot start: MAVLink {c.mavlink.connection}: {exc}')
+            raise SystemExit(1) from None
+        self.get_logger().info(
+            f'MAVLink link on {c.mavlink.connection} (vehicle {c.mavlink.target_system}/'
+            f'{c.mavlink.target_component})'
+        )
+        return KindRouter(MavlinkDispatcher(self._mavlink), ros_dispatcher)
+
     # -- callbacks ---------------------------------------------------------
     def _on_selection(self, msg: SelectedCapabilities) -> None:
         received = time.time()
@@ -345,7 +364,11 @@ class ExecutorNode(Node):
         except pydantic.ValidationError as exc:
             self.get_logger().error(f'unusable selection {msg.request_id!r}: {exc.errors()[0]}')
             return
-        if self._pool is not None:
+        if 'emergency_stop' in selection.tools:
+            # never behind the queue: its own thread, whatever the workers are waiting for
+            threading.Thread(target=self._process, args=(selection, received),
+                             name='executor-emergency', daemon=True).start()
+        elif self._pool is not None:
             self._pool.submit(self._process, selection, received)
 
     def _process(self, selection: Selection, received: float) -> None:
@@ -556,6 +579,8 @@ class ExecutorNode(Node):
                 self._writer.close()
             if self._bag is not None:
                 self._bag.close()
+        if getattr(self, '_mavlink', None) is not None:
+            self._mavlink.close()
         super().destroy_node()
 
 

@@ -1,0 +1,68 @@
+"""Arguments read from request text (pure): values found, units converted, refusals."""
+from __future__ import annotations
+
+import pytest
+
+from tool_router.executor.arguments import ArgumentError, extract, takes_arguments
+
+FLIGHT = 'arm, take off to 20 m, fly to 47.3990, 8.5470 at 30 m, take a photo and return home'
+
+
+def test_flight_request_gives_each_tool_its_own_values():
+    assert extract('takeoff', FLIGHT).height_m == 20.0
+    goto = extract('goto_waypoint', FLIGHT)
+    assert (goto.lat, goto.lon, goto.altitude_m) == (47.399, 8.547, 30.0)
+    assert '47.3990, 8.5470' in goto.source
+
+
+@pytest.mark.parametrize('text, tool, field, value', [
+    ('climb to 100 ft', 'set_altitude', 'altitude_m', 30.48),
+    ('take off and then set altitude to 45.5 m', 'set_altitude', 'altitude_m', 45.5),
+    ('turn to heading 270', 'set_heading', 'heading_deg', 270.0),
+    ('face north-east', 'set_heading', 'heading_deg', 45.0),
+    ('rotate to -90 degrees', 'set_heading', 'heading_deg', 270.0),
+    ('slow down to 18 km/h', 'set_speed', 'speed_mps', 5.0),
+    ('set speed 10 knots', 'set_speed', 'speed_mps', 5.144),
+    ('tilt the gimbal 45 degrees down', 'gimbal_control', 'pitch_deg', -45.0),
+    ('point the camera straight down', 'gimbal_control', 'pitch_deg', -90.0),
+    ('take off to 15 m then hold', 'takeoff', 'height_m', 15.0),
+])
+def test_values_in_canonical_units(text, tool, field, value):
+    assert getattr(extract(tool, text), field) == pytest.approx(value, abs=1e-3)
+
+
+def test_hemisphere_letters_sign_the_coordinates():
+    args = extract('goto_waypoint', 'go to 33.8688 S 151.2093 E')
+    assert (args.lat, args.lon) == (-33.8688, 151.2093)
+    west = extract('goto_waypoint', 'fly to 40.7128 N, 74.0060 W')
+    assert (west.lat, west.lon) == (40.7128, -74.006)
+
+
+def test_takeoff_height_is_optional():
+    assert extract('takeoff', 'take off').height_m is None
+
+
+@pytest.mark.parametrize('text, tool, words', [
+    ('fly to the red barn', 'goto_waypoint', 'coordinates'),
+    ('climb to 50', 'set_altitude', "'50' has no unit"),
+    ('set the speed a bit higher', 'set_speed', 'a speed'),
+    ('turn around', 'set_heading', 'a heading'),
+    ('fly to 147.3990, 8.5470', 'goto_waypoint', 'not a latitude/longitude pair'),
+    ('tilt the gimbal to 80 degrees', 'gimbal_control', 'outside the gimbal range'),
+    ('turn to 450 degrees', 'set_heading', 'not a heading'),
+])
+def test_missing_or_unusable_required_value_is_refused(text, tool, words):
+    with pytest.raises(ArgumentError) as err:
+        extract(tool, text)
+    assert words in err.value.what
+    assert err.value.hint
+
+
+def test_condition_coordinates_are_never_a_goto_target():
+    with pytest.raises(ArgumentError):
+        extract('goto_waypoint', 'when within 50 m of 47.3990, 8.5470 take a photo')
+
+
+def test_tools_without_arguments():
+    assert not takes_arguments('land')
+    assert extract('land', 'land at 47.1, 8.2').model_dump(exclude_defaults=True) == {}
