@@ -1,0 +1,79 @@
+"""The executor node with config/executor_mavlink.yaml, over DDS and real MAVLink/UDP on 127.0.0.1.
+
+The MAVLink simulator runs in the test process; the executor is a real process
+reading the shipped MAVLink parameters file (only the port, trace directory and
+permissions are overridden). Selections go in over DDS; the trace files and the
+simulator's state say what happened.
+"""
+from __future__ import annotations
+
+import pytest
+from test_executor_nodes import RosPeer, outcomes, start, wait_record
+from test_mavlink import free_udp_port, wait_for
+
+pytest.importorskip('pymavlink')
+pytestmark = pytest.mark.slow  # starts ROS processes
+
+ALLOW_ALL = """version: 1
+defaults: {none: allow, motion: allow, payload: allow, critical: allow}
+tools: {}
+"""
+
+
+@pytest.fixture(scope='module')
+def rig(tmp_path_factory):
+    from tool_router.executor.mavlink_sim import MavlinkSim
+    from tool_router.paths import config_path
+
+    base = tmp_path_factory.mktemp('mavlink_node')
+    perms = base / 'permissions.yaml'
+    perms.write_text(ALLOW_ALL)
+    port = free_udp_port()
+    sim = MavlinkSim(f'udpout:127.0.0.1:{port}', climb_mps=10.0, cruise_mps=15.0,
+                     drain_pct_per_s=0.0).start()
+    executor = start(
+        'tool_router.nodes.executor_node', '--params-file',
+        str(config_path('executor_mavlink.yaml')),
+        '-p', f'mavlink.connection:=udpin:127.0.0.1:{port}', '-p', f'trace_dir:={base}',
+        '-p', f'permissions_file:={perms}', '-p', 'selection_topic:=/test_mav/selected',
+        '-p', 'watch_period_s:=0.2', ready='executor ready')
+    peer = RosPeer()
+    yield {'sim': sim, 'executor': executor, 'peer': peer, 'dir': base}
+    peer.close()
+    executor.stop()
+    sim.stop()
+
+
+def test_selection_to_mavlink_to_trace_and_the_battery_loop(rig):
+    sim, peer, traces = rig['sim'], rig['peer'], rig['dir']
+    assert 'MAVLink link on udpin:127.0.0.1:' in rig['executor'].output
+    rid = peer.select('/test_mav/selected', ['arm_motors', 'takeoff', 'battery_status'],
+                      'arm, take off to 15 m and check the battery')
+    record = wait_record(traces, rid, timeout_s=20.0)
+    assert outcomes(record) == ['dispatched'] * 3, record['tools']
+    assert record['tools'][0]['endpoint'] == 'mavlink:arm'
+    assert 'MAV_CMD_NAV_TAKEOFF to 15 m: accepted' in record['tools'][1]['message']
+    assert wait_for(lambda: sim.snapshot()['alt'] > 14.5)
+    # "land when the battery drops below 25%": the watch samples BATTERY_STATUS
+    rid = peer.select('/test_mav/selected', ['battery_status', 'land'],
+                      'watch the battery and land when it drops below 25%',
+                      conditions=['', 'when it drops below 25%'])
+    record = wait_record(traces, rid, timeout_s=20.0)
+    assert outcomes(record) == ['dispatched', 'armed'], record['tools']
+    assert sim.snapshot()['phase'] == 'flying'
+    with sim.lock:
+        sim.state.battery_pct = 22.0
+    assert wait_for(lambda: sim.snapshot()['phase'] in ('landing', 'ground'), timeout_s=20.0)
+    assert 'MAV_CMD_NAV_LAND' in sim.snapshot()['commands']
+
+
+def test_missing_coordinates_refused_and_emergency_stop_goes_out(rig):
+    sim, peer, traces = rig['sim'], rig['peer'], rig['dir']
+    rid = peer.select('/test_mav/selected', ['goto_waypoint'], 'fly to the red barn')
+    record = wait_record(traces, rid, timeout_s=20.0)
+    assert record['tools'][0]['failure_mode'] == 'missing_argument'
+    assert 'MAV_CMD_DO_REPOSITION' not in sim.snapshot()['commands']
+    rid = peer.select('/test_mav/selected', ['emergency_stop'], 'emergency stop')
+    record = wait_record(traces, rid, timeout_s=20.0)
+    assert outcomes(record) == ['dispatched'], record['tools']
+    assert sim.snapshot()['terminated'] is True
