@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -11,6 +12,8 @@ from rclpy.node import Node
 from tool_router.errors import ToolRouterError
 from tool_router.srv import RouteRequest
 
+PROBE_TIMEOUT_S = 1.0  # per empty probe request while the reply path is discovered
+
 
 class RouteClient:
     """Owns a node and a client; call :meth:`close` (or use as a context manager)."""
@@ -19,14 +22,35 @@ class RouteClient:
         self._own_context = not rclpy.ok()
         if self._own_context:
             rclpy.init()
-        self.node = Node(f'tool_router_client_{int(time.time() * 1000) % 10_000_000}')
+        self.node = Node(
+            f'tool_router_client_{os.getpid()}_{int(time.time() * 1000) % 10_000_000}'
+        )
         self.client = self.node.create_client(RouteRequest, service)
-        if not self.client.wait_for_service(timeout_sec=wait_s):
+        deadline = time.monotonic() + wait_s
+        if not self.client.wait_for_service(timeout_sec=wait_s) or not self._probe(deadline):
             self.close()
             raise ToolRouterError(
                 f'service {service} not available after {wait_s:.0f} s',
                 hint='start the router with `tool-router serve`',
             )
+
+    def _probe(self, deadline: float) -> bool:
+        """Send empty requests until one is answered: the server can then reach us.
+
+        ``wait_for_service`` only says that *this* side has matched the server. Until
+        the server's reply writer has matched our reader, a reply is sent to nobody and
+        the call is never answered (the first call of a fresh client got lost under
+        load). An empty request is refused at once and changes nothing.
+        """
+        while time.monotonic() < deadline:
+            future = self.client.call_async(RouteRequest.Request(text=''))
+            wait = min(PROBE_TIMEOUT_S, max(0.01, deadline - time.monotonic()))
+            rclpy.spin_until_future_complete(self.node, future, timeout_sec=wait)
+            if future.done():
+                return True
+            future.cancel()
+            self.client.remove_pending_request(future)
+        return False
 
     def call(
         self, text: str, policy: str = '', max_tools: int = 0, timeout_s: float = 30.0
