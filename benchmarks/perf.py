@@ -308,15 +308,15 @@ def run(args: argparse.Namespace, skip: set[str]) -> dict[str, Any]:
             fig['loaded_lcr_p99_ms'] = pct(lc_l, 99)
             fig['loaded_over_idle'] = fig['loaded_lcr_p50_ms'] / fig['lcr_p50_ms']
             few = texts[: max(5, len(texts) // 5)]
-            for n_threads in sorted({1, default_threads}):
-                torch.set_num_threads(n_threads)
-                fig[f'loaded_forward_{n_threads}thr_p50_ms'] = pct(timed(floor, few), 50)
+            encoders = thread_encoders(router, inner, default_threads)
+            for n_threads, fn in encoders.items():
+                fig[f'loaded_forward_{n_threads}thr_p50_ms'] = pct(timed(fn, few), 50)
+        for n_threads, fn in encoders.items():
+            fig[f'idle_forward_{n_threads}thr_p50_ms'] = pct(timed(fn, few), 50)
+        if getattr(inner, 'backend', '') == 'torch':
             torch.set_num_threads(int(getattr(inner, 'threads', 1) or 1))
-        for n_threads in sorted({1, default_threads}):
-            torch.set_num_threads(n_threads)
-            fig[f'idle_forward_{n_threads}thr_p50_ms'] = pct(timed(floor, few), 50)
-        torch.set_num_threads(int(getattr(inner, 'threads', 1) or 1))
 
+    save(args, fig)
     params = ['chroma_ephemeral:=true'] + [p.replace('=', ':=', 1) for p in args.param]
     with tempfile.TemporaryDirectory(prefix='tr-perf-') as tmpdir:
         tmp = Path(tmpdir)
@@ -355,12 +355,43 @@ def run(args: argparse.Namespace, skip: set[str]) -> dict[str, Any]:
                         fig['clients_p99_over_single_p50'] = c['p99_ms'] / fig['ros_p50_ms']
             finally:
                 stop(node)
+            save(args, fig)
         if 'cold' not in skip:
             fig.update(cold_start(tmp, texts[0]))
+            save(args, fig)
         if 'big' not in skip:
             fig.update(big_catalog(args, tmp, pool, overrides, fig['lcr_p50_ms'], router.encoder))
     fig['load_average_end'] = list(os.getloadavg())
     return fig
+
+
+def thread_encoders(router: Any, inner: Any, cores: int) -> dict[int, Any]:
+    """One forward pass with 1 thread and with one per core, same backend and model."""
+    from tool_router.embeddings import SentenceTransformerEncoder
+
+    backend = getattr(inner, 'backend', 'torch')
+    out: dict[int, Any] = {}
+    for n in sorted({1, cores}):
+        if backend == 'torch':  # torch threads are per process: set them around each call
+            import torch
+
+            def fn(t: str, n: int = n) -> None:
+                torch.set_num_threads(n)
+                inner.encode([t])
+        else:  # ONNX Runtime threads are per session: one session per setting
+            enc = SentenceTransformerEncoder(router.config.model, inner.device, backend, n)
+
+            def fn(t: str, enc: Any = enc) -> None:
+                enc.encode([t])
+        fn('warm up')
+        out[n] = fn
+    return out
+
+
+def save(args: argparse.Namespace, fig: dict[str, Any]) -> None:
+    """Write the figures so far (a long run interrupted still leaves its figures)."""
+    if args.json:
+        args.json.write_text(json.dumps(fig, indent=2, default=float))
 
 
 def big_catalog(args: argparse.Namespace, tmp: Path, pool: list[str],
