@@ -207,7 +207,7 @@ def cold_start(tmp: Path, text: str) -> dict[str, Any]:
             out[label] = time.perf_counter() - t0
         finally:
             stop(proc)
-        out[label.replace('_s', '_log')] = [
+        out[label[:-2] + '_log'] = [
             line for line in log.read_text().splitlines() if 'configured in' in line
         ][-1:]
     return out
