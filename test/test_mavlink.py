@@ -119,7 +119,8 @@ def test_full_flight_arm_takeoff_goto_photo_rtl(rig):
     assert [x.outcome for x in record.tools] == ['dispatched', 'dispatched'], record.tools
     assert 'MAV_CMD_NAV_TAKEOFF to 20 m: accepted' in t['takeoff'].message
     assert approver.asked == ['arm_motors']
-    assert wait_for(lambda: (altitude(link) or 0) > 19.5)
+    # at 19.96 m the simulator has ended its climb-out (it refuses a goto before)
+    assert wait_for(lambda: (altitude(link) or 0) > 19.96)
     record, t = run(pipe, tools[2:], text, 'flight-2')
     assert record.stop_reason == 'completed', record.tools
     assert 'MAV_CMD_DO_REPOSITION to 47.398000,8.546000 at 25 m: accepted' in \
@@ -168,12 +169,12 @@ def test_in_progress_then_accepted(rig):
 
 def test_no_ack_is_a_timeout_not_a_hang(rig):
     pipe, sim, link, _ = rig
-    sim.force_results[M.MAV_CMD_IMAGE_START_CAPTURE] = M.MAV_RESULT_ACCEPTED
     sim.silence(1.2)  # shorter than the heartbeat timeout: the link still counts as up
-    started = time.monotonic()
     _, t = run(pipe, ['rgb_camera'], 'take a photo')
     assert t['rgb_camera'].failure_mode == 'ack_timeout'
-    assert time.monotonic() - started < 2.9  # the 1 s ACK budget, not the 3 s call budget
+    # the 1 s ACK budget was the wait, not the 3 s call budget
+    assert 'no COMMAND_ACK within 1 s' in t['rgb_camera'].message
+    assert sim.snapshot()['images'] == 1  # it went out; only the answer was lost
 
 
 def test_heartbeat_loss_blocks_motion_and_is_traced(rig):
@@ -205,12 +206,14 @@ def test_missing_argument_and_limits_refuse_before_sending(rig):
 def test_emergency_stop_goes_out_even_without_heartbeat(rig):
     pipe, sim, link, approver = rig
     run(pipe, ['arm_motors'], 'arm')
-    sim.silence(2.0)
+    sim.silence(30.0)  # the vehicle still hears us but sends nothing
     assert wait_for(link.link_lost, timeout_s=5.0)
-    assert wait_for(lambda: not link.link_lost(), timeout_s=5.0)
+    _, t = run(pipe, ['takeoff'], 'take off')
+    assert t['takeoff'].failure_mode == 'heartbeat_lost'
     _, t = run(pipe, ['emergency_stop'], 'emergency stop now')
-    assert t['emergency_stop'].outcome == 'dispatched', t['emergency_stop'].message
-    assert sim.snapshot()['terminated'] is True
+    assert sim.snapshot()['terminated'] is True  # sent although the link counts as lost
+    assert t['emergency_stop'].failure_mode == 'ack_timeout'  # and traced: no answer came
+    assert 'MAV_CMD_NAV_TAKEOFF' not in sim.snapshot()['commands']
 
 
 def test_condition_watch_samples_mavlink_telemetry(rig):
