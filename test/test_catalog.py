@@ -51,6 +51,20 @@ def test_duplicate_name_is_rejected(tmp_path):
         load_catalog(path)
 
 
+def test_duplicate_names_the_line_of_the_second_entry(tmp_path):
+    text = (
+        'version: 1\ntools:\n'
+        '  - {name: land, kind: actuator, risk: motion, summary: a, description: b}\n'
+        '  - {name: takeoff, kind: actuator, risk: motion, summary: a, description: b}\n'
+        '  - name: land\n    kind: actuator\n    risk: motion\n'
+        '    summary: a\n    description: b\n'
+    )
+    with pytest.raises(CatalogError) as err:
+        load_catalog(write(tmp_path, text))
+    message = str(err.value)
+    assert ':5:' in message and "'land'" in message and 'line 3' in message
+
+
 def test_unknown_risk_names_the_line_and_tool(tmp_path):
     text = (
         'version: 1\ntools:\n'

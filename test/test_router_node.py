@@ -7,6 +7,7 @@ import pytest
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.executors import SingleThreadedExecutor
+from rclpy.serialization import serialize_message
 
 from procs import NodeProcess, wait_until
 from tool_router.msg import Request, SelectedCapabilities
@@ -86,6 +87,9 @@ def test_conditional_request_is_published_for_the_executor(ros):
     [
         ('', '', 'empty'),
         ('   ', '', 'empty'),
+        ('\x01\x02\x1b', '', 'empty'),
+        ('\u200b\u200b', '', 'empty'),
+        ('\ufeff', '', 'empty'),
         ('x' * 2001, '', 'longer than the maximum'),
         ('land', 'no_such_policy', 'unknown policy'),
     ],
@@ -109,6 +113,13 @@ def test_max_tools_and_explicit_policy(ros):
 def test_request_topic_drives_the_router(ros):
     ros['request_pub'].publish(Request(request_id='bag-001', text='start recording video'))
     assert wait_until(lambda: any(m.request_id == 'bag-001' for m in ros['received']), 15)
+
+
+def test_invalid_utf8_on_the_request_topic_is_logged(ros, router_process):
+    # A serialized Request whose text bytes are not UTF-8, published as raw CDR bytes.
+    data = serialize_message(Request(request_id='bad-utf8', text='AAAA'))
+    ros['request_pub'].publish(data.replace(b'AAAA', b'\xff\xfe\xc3('))
+    assert router_process.wait_for('bad-utf8 rejected: request is not valid UTF-8', 15)
 
 
 def test_diagnostics_report_health(ros, router_process):

@@ -24,7 +24,7 @@ import json
 import re
 from enum import Enum
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -177,6 +177,27 @@ class Catalog(BaseModel):
         return hashlib.sha256(payload.encode('utf-8')).hexdigest()
 
 
+def _check_unique_names(data: dict[str, Any], node: Any, path: Path) -> None:
+    """Raise naming the line of the second entry of a tool name (the model cannot: no loc)."""
+    tools = data.get('tools')
+    if not isinstance(tools, list):
+        return
+    first: dict[str, int] = {}
+    for i, tool in enumerate(tools):
+        name = tool.get('name') if isinstance(tool, dict) else None
+        if not isinstance(name, str):
+            continue
+        if name in first:
+            line = line_of(node, ['tools', i])
+            earlier = line_of(node, ['tools', first[name]])
+            raise CatalogError(
+                f'duplicate tool name {name!r} (first defined on line {earlier})',
+                where=f'{path}:{line}' if line else str(path),
+                hint='every tool name must be unique; remove or rename one entry',
+            )
+        first[name] = i
+
+
 def load_catalog(path: str | Path) -> Catalog:
     """Load and validate a catalog file; raise :class:`CatalogError` on any problem."""
     path = Path(path)
@@ -185,6 +206,7 @@ def load_catalog(path: str | Path) -> Catalog:
         raise CatalogError(
             'top level must be a mapping with "version" and "tools"', where=str(path)
         )
+    _check_unique_names(data, node, path)
     try:
         catalog = Catalog.model_validate(data)
     except pydantic.ValidationError as exc:

@@ -113,6 +113,11 @@ def check_text(text: Any, max_length: int) -> str:
         text.encode('utf-8')
     except UnicodeEncodeError:
         raise RequestError('request is not valid UTF-8 (unpaired surrogate)') from None
+    if '\ufffd' in text:
+        # rclpy decodes a message's invalid UTF-8 bytes to U+FFFD instead of refusing them.
+        raise RequestError(
+            'request is not valid UTF-8 (U+FFFD: bytes the sender sent did not decode)'
+        )
     if not visible(text).strip():  # control, zero-width and BOM characters show nothing
         raise RequestError('request is empty')
     if len(text) > max_length:
