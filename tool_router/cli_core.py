@@ -12,6 +12,7 @@ from typing import Any
 
 
 def add_config_args(p: argparse.ArgumentParser) -> None:
+    """Add ``--config`` and ``--set`` (the router configuration) to a sub-command."""
     p.add_argument(
         '--config', help='router parameters file (default: the shipped config/router.yaml)'
     )
@@ -25,6 +26,7 @@ def add_config_args(p: argparse.ArgumentParser) -> None:
 
 
 def parse_overrides(items: list[str]) -> dict[str, Any]:
+    """``--set NAME=VALUE`` items as dotted overrides, values read as YAML scalars."""
     import yaml
     from tool_router.errors import ConfigError
 
@@ -107,6 +109,7 @@ def _print_tools(tools: list[str], scores: list[float], policy: str, latency_ms:
 
 
 def cmd_call(args: argparse.Namespace) -> int:
+    """Call /route_request on a running node and print the answer (or why it is empty)."""
     from tool_router.cli import print_json
     from tool_router.nodes.client import call_route
 
@@ -221,6 +224,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_dataset(args: argparse.Namespace) -> int:
+    """Check, split or augment annotated JSONL datasets."""
     from tool_router.catalog import load_catalog
     from tool_router.config import load_router_config
     from tool_router.errors import DatasetError
@@ -343,6 +347,7 @@ def _unique(examples: list[Any]) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``route``, ``call``, ``serve`` and ``dataset`` to the ``tool-router`` parser."""
     p = sub.add_parser('route', help='route one request in-process (no ROS)')
     p.add_argument('text', help='the request, e.g. "land when the battery is low"')
     p.add_argument('--policy', default='', help='policy name (default: configured)')
