@@ -36,8 +36,9 @@ def test_route_confirm_dispatch_trace(tmp_path):
         states = peer.watch(String, '/sim/state',
                             QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
         resp = peer.call(RouteRequest, '/route_request', RouteRequest.Request(
-            text='arm the motors, take off to 20 metres and take a photo'), timeout_s=60)
-        assert resp.success, resp.message
+            text='arm the motors, take off to 20 metres and take a photo', execute=True),
+            timeout_s=60)
+        assert resp.success and resp.executed, resp.message
         # the router's answer is the router's business; the executor must handle what it sends
         assert 'arm_motors' in resp.tools, list(resp.tools)
         rid = resp.request_id
@@ -91,8 +92,10 @@ def test_battery_watch_lands_the_simulator_at_25_percent(tmp_path):
         for command in ('arm_motors', 'takeoff'):  # the vehicle is flying already
             assert peer.call(Trigger, f'/sim/{command}', Trigger.Request()).success
         resp = peer.call(RouteRequest, '/route_request', RouteRequest.Request(
-            text='monitor the battery and land when it drops below 25%'), timeout_s=60)
-        assert resp.success and sorted(resp.tools) == ['battery_status', 'land'], resp
+            text='monitor the battery and land when it drops below 25%', execute=True),
+            timeout_s=60)
+        assert resp.success and resp.executed, resp
+        assert sorted(resp.tools) == ['battery_status', 'land'], resp
         assert 'land waits for battery_status.battery_pct < 25 %' in resp.message
         rid = resp.request_id
 

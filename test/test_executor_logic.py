@@ -47,7 +47,7 @@ def test_shipped_permissions_are_valid_and_sensible(catalog):
     assert policy.decide('battery_status').action is Action.ALLOW
     assert policy.decide('takeoff').action in (Action.ALLOW, Action.CONFIRM)
     for critical in ('arm_motors', 'disarm_motors', 'payload_release', 'emergency_stop'):
-        assert policy.decide(critical, count=False).action is Action.CONFIRM
+        assert policy.decide(critical).action is Action.CONFIRM
 
 
 def test_per_tool_override_and_default_deny(rules, catalog):
@@ -65,13 +65,13 @@ def test_unknown_tool_is_a_router_fault(rules, catalog):
     assert (d.action, d.failure_mode) == (Action.DENY, 'router_fault')
 
 
-def test_rate_limit_sliding_window(rules, catalog):
+def test_rate_limit_sliding_window_counts_consumed_invocations(rules, catalog):
     now = [1000.0]
     policy = PermissionPolicy(rules, catalog, clock=lambda: now[0])
-    assert [policy.decide('weather_sensor').action for _ in range(3)] == \
-        [Action.ALLOW, Action.ALLOW, Action.DENY]
+    assert [policy.decide('weather_sensor').action for _ in range(5)] == [Action.ALLOW] * 5
+    assert [policy.consume('weather_sensor') for _ in range(2)] == [None, None]
+    assert 'rate limit' in policy.consume('weather_sensor')
     assert policy.decide('weather_sensor').failure_mode == 'rate_limited'
-    assert policy.decide('weather_sensor', count=False).action is Action.ALLOW  # peek only
     now[0] += 60.5
     assert policy.decide('weather_sensor').action is Action.ALLOW
 
@@ -151,8 +151,22 @@ def test_confirmation_close_denies_waiters():
     book = ConfirmationBook()
     entry = book.open('r', 'arm_motors')
     book.close()
-    assert book.wait(entry, time.monotonic() + 5).outcome == 'timeout'
-    assert book.wait(book.open('r2', 'x'), time.monotonic() + 5).outcome == 'timeout'
+    assert book.wait(entry, time.monotonic() + 5).outcome == 'interrupted'
+    assert book.wait(book.open('r2', 'x'), time.monotonic() + 5).outcome == 'interrupted'
+
+
+def test_confirmation_pending_per_tool_bounded():
+    changes = []
+    book = ConfirmationBook(max_pending_per_tool=2, on_change=lambda: changes.append(1))
+    first = [book.open(f'r{i}', 'arm_motors') for i in range(2)]
+    third = book.open('r3', 'arm_motors')
+    assert book.wait(third, time.monotonic() + 5).outcome == 'refused'
+    other = book.open('r4', 'payload_release')  # another tool is not affected
+    assert len(book.pending()) == 3 and changes
+    book.resolve('r0', '', True, 'op')
+    assert book.wait(first[0], time.monotonic() + 1).outcome == 'approved'
+    assert book.open('r5', 'arm_motors') in book.pending_entries()  # room again
+    assert other in book.pending_entries()
 
 
 # -- pipeline ------------------------------------------------------------------
@@ -251,6 +265,73 @@ def test_pipeline_dry_run_and_failure(rules, catalog):
     rec = pipe.process(sel(['takeoff', 'land', 'gps_position']))
     assert [t.outcome for t in rec.tools] == ['failed', 'skipped_after_failure', 'dispatched']
     assert rec.failure_mode == 'call_failed'
+
+
+RATE_PERMS = PERMS + '  arm_motors: {max_calls: 2, window_s: 60}\n'
+
+
+def test_unapproved_requests_do_not_use_up_rate_limit(tmp_path, catalog):
+    rules = load_permissions(write(tmp_path, RATE_PERMS), catalog)
+    pipe, disp, conf = make_pipeline(rules, catalog, outcome='denied')
+    for i in range(4):  # denied by the operator: nothing counted
+        assert pipe.process(sel(['arm_motors'], rid=f'd{i}')).tools[0].failure_mode == \
+            'confirmation_denied'
+    conf.outcome = 'approved'
+    outs = [pipe.process(sel(['arm_motors'], rid=f'a{i}')).tools[0] for i in range(3)]
+    assert [t.outcome for t in outs] == ['dispatched', 'dispatched', 'denied']
+    assert outs[2].failure_mode == 'rate_limited' and disp.calls == ['arm_motors'] * 2
+    assert len(conf.asked) == 6  # the third approved one was asked, then found over the limit
+
+
+def test_pipeline_journal_writes_each_state_before_acting(rules, catalog):
+    events = []
+    pipe, disp, conf = make_pipeline(rules, catalog)
+    pipe.journal = events.append
+    calls_seen = []
+    real = disp.dispatch
+
+    def dispatch(tool, *a):
+        calls_seen.append([e.event for e in events if e.tool == tool])
+        return real(tool, *a)
+    disp.dispatch = dispatch
+    rec = pipe.process(sel(['arm_motors', 'gps_position']))
+    assert [(e.event, e.tool) for e in events] == [
+        ('permission_decided', ''), ('awaiting_confirmation', 'arm_motors'),
+        ('confirmation', 'arm_motors'), ('dispatching', 'arm_motors'),
+        ('dispatched', 'arm_motors'), ('dispatching', 'gps_position'),
+        ('dispatched', 'gps_position')]
+    assert calls_seen[0][-1] == 'dispatching'  # on record before the call
+    assert events[0].decisions == ['confirm', 'allow'] and events[2].outcome == 'approved'
+    assert {e.request_id for e in events} == {rec.request_id}
+
+
+def test_pipeline_does_not_call_what_it_cannot_record(rules, catalog):
+    pipe, disp, _ = make_pipeline(rules, catalog)
+
+    def journal(event):
+        if event.event == 'dispatching':
+            raise OSError('disk full')
+    pipe.journal = journal
+    rec = pipe.process(sel(['gps_position']))
+    assert disp.calls == [] and rec.tools[0].failure_mode == 'trace_unwritable'
+
+
+def test_pipeline_shutdown_during_confirmation_is_not_a_timeout(rules, catalog):
+    pipe, disp, _ = make_pipeline(rules, catalog, outcome='interrupted')
+    t = pipe.process(sel(['arm_motors'])).tools[0]
+    assert t.failure_mode == 'confirmation_interrupted' and 'shutdown' in t.message
+    assert 'within' not in t.message and disp.calls == []
+
+
+def test_unprocessed_record_for_expired_and_cancelled(rules, catalog):
+    pipe, _, _ = make_pipeline(rules, catalog)
+    rec = pipe.unprocessed(sel(['arm_motors', 'gps_position']), 5.0, 'expired',
+                           'not dispatched: 31 s old')
+    assert [t.outcome for t in rec.tools] == ['expired', 'expired']
+    assert rec.stop_reason == 'expired' and rec.stamps.permissions_decided is None
+    rec = pipe.unprocessed(sel(['gps_position']), 5.0, 'cancelled_at_shutdown', 'shutdown')
+    assert rec.tools[0].outcome == 'cancelled' and rec.tools[0].decision == 'undecided'
+    assert pipe.received_event(sel(['gps_position']), 5.0).tools == ['gps_position']
 
 
 def test_pipeline_unknown_tool_and_redaction(rules, catalog):

@@ -111,14 +111,15 @@ class RosPeer:
         rclpy.try_shutdown(context=self.context)
 
 
-def read_records(directory: Path) -> list[dict]:
+def read_records(directory: Path, events: bool = False) -> list[dict]:
+    """The final records (with ``events``, also the write-ahead events) in the trace files."""
     out = []
     for path in sorted(Path(directory).glob('*.jsonl')):
         # A writer may be mid-line while we poll: only complete lines count here (the strict
         # check of every line is read_traces, after the writer has stopped).
         lines = path.read_text().splitlines(keepends=True)
         out += [json.loads(line) for line in lines if line.strip() and line.endswith('\n')]
-    return out
+    return out if events else [r for r in out if r.get('record') != 'event']
 
 
 def wait_record(directory: Path, rid: str, timeout_s: float = 10.0) -> dict:
@@ -243,9 +244,9 @@ def test_allowed_sensor_is_dispatched_and_the_sim_answers(rig):
     tool = rec['tools'][0]
     assert (tool['decision'], tool['outcome']) == ('allow', 'dispatched')
     assert tool['message'].startswith('battery ') and ' V' in tool['message']
-    assert tool['endpoint'] == 'trigger:/sim/battery_status'
+    assert tool['endpoint'] == 'trigger:sim/battery_status'
     assert tool['latency_ms'] > 0  # answered: 'dispatched', not 'call_timeout'
-    assert rec['schema_version'] == '1.0' and rec['stop_reason'] == 'completed'
+    assert rec['schema_version'] == '2.0' and rec['stop_reason'] == 'completed'
 
 
 def test_critical_tool_waits_for_confirmation_without_blocking_others(rig):

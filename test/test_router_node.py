@@ -2,6 +2,7 @@
 
 import json
 import threading
+import time
 
 import pytest
 import rclpy
@@ -54,9 +55,9 @@ def ros(router_process):
     rclpy.try_shutdown()
 
 
-def call(ros, text, policy='', max_tools=0):
+def call(ros, text, policy='', max_tools=0, execute=False):
     future = ros['client'].call_async(
-        RouteRequest.Request(text=text, policy=policy, max_tools=max_tools)
+        RouteRequest.Request(text=text, policy=policy, max_tools=max_tools, execute=execute)
     )
     assert wait_until(future.done, 30), 'no answer from /route_request'
     return future.result()
@@ -71,9 +72,17 @@ def test_direct_request(ros):
     assert json.loads(resp.explanation_json)['fragments']
 
 
-def test_conditional_request_is_published_for_the_executor(ros):
-    resp = call(ros, 'monitor the battery and land when it drops below 25%')
-    assert resp.success and 'battery_status' in resp.tools
+def test_route_only_never_publishes_a_selection(ros):
+    resp = call(ros, 'land the drone')
+    assert resp.success and resp.tools and not resp.executed
+    time.sleep(1.0)  # a selection would arrive within milliseconds
+    assert not any(m.request_id == resp.request_id for m in ros['received'])
+
+
+def test_execute_without_an_executor_is_not_reported_as_success(ros):
+    resp = call(ros, 'monitor the battery and land when it drops below 25%', execute=True)
+    assert not resp.success and not resp.executed  # no executor runs in this module
+    assert 'no executor acknowledged' in resp.message and 'battery_status' in resp.tools
     assert wait_until(lambda: any(m.request_id == resp.request_id for m in ros['received']), 10)
     msg = next(m for m in ros['received'] if m.request_id == resp.request_id)
     assert sorted(msg.tools) == sorted(resp.tools)
@@ -111,7 +120,8 @@ def test_max_tools_and_explicit_policy(ros):
 
 
 def test_request_topic_drives_the_router(ros):
-    ros['request_pub'].publish(Request(request_id='bag-001', text='start recording video'))
+    ros['request_pub'].publish(Request(request_id='bag-001', text='start recording video',
+                                       execute=True))
     assert wait_until(lambda: any(m.request_id == 'bag-001' for m in ros['received']), 15)
 
 

@@ -113,8 +113,14 @@ def cmd_call(args: argparse.Namespace) -> int:
     from tool_router.cli import print_json
     from tool_router.nodes.client import call_route
 
+    service = f"{namespace_prefix(args.namespace)}/route_request"
     resp = call_route(
-        args.text, policy=args.policy or '', max_tools=args.max_tools, timeout_s=args.timeout
+        args.text,
+        policy=args.policy or '',
+        max_tools=args.max_tools,
+        timeout_s=args.timeout,
+        execute=args.execute,
+        service=service,
     )
     if args.json:
         print_json(
@@ -128,10 +134,13 @@ def cmd_call(args: argparse.Namespace) -> int:
                 'fallback_used': resp.fallback_used,
                 'latency_ms': round(resp.latency_ms, 3),
                 'dropped': list(resp.dropped),
+                'executed': resp.executed,
             }
         )
     elif not resp.success:
-        print(f'tool-router: request refused: {resp.message}', file=sys.stderr)
+        if resp.tools:
+            _print_tools(list(resp.tools), list(resp.scores), resp.policy, resp.latency_ms)
+        print(f'tool-router: {resp.message}', file=sys.stderr)
     else:
         if not resp.tools:  # the node's message says why
             _print_tools([], [], resp.policy, resp.latency_ms, resp.message)
@@ -139,7 +148,16 @@ def cmd_call(args: argparse.Namespace) -> int:
         _print_tools(list(resp.tools), list(resp.scores), resp.policy, resp.latency_ms)
         for note in filter(None, resp.message.split('; ')):  # e.g. what a condition waits for
             print(note)
+        if args.execute and resp.executed:
+            print(f'handed to the executor as request {resp.request_id}')
+        elif not args.execute:
+            print('route only: nothing was executed (--execute acts on the vehicle)')
     return 0 if resp.success else 1
+
+
+def namespace_prefix(namespace: str) -> str:
+    """'uav1', '/uav1' or '/uav1/' -> '/uav1'; '' or '/' -> ''."""
+    return '/' + namespace.strip('/') if namespace.strip('/') else ''
 
 
 def ros_param(text: str) -> str:
@@ -154,15 +172,20 @@ def ros_param(text: str) -> str:
 
 
 def node_command(
-    name: str, params_file: str | None = None, params: list[str] | None = None
+    name: str,
+    params_file: str | None = None,
+    params: list[str] | None = None,
+    namespace: str = '',
 ) -> list[str]:
     """Command line that runs one of the package's nodes with this interpreter.
 
     ``params_file`` is passed as ``--params-file``; every ``NAME:=VALUE`` in
     ``params`` as ``-p``, whatever its value looks like (a value may well be a
-    path ending in .yaml).
+    path ending in .yaml). A ``namespace`` (e.g. uav1) moves every name the node uses.
     """
     cmd = [sys.executable, '-m', f'tool_router.nodes.{name}', '--ros-args']
+    if namespace_prefix(namespace):
+        cmd += ['-r', f'__ns:={namespace_prefix(namespace)}']
     if params_file:
         cmd += ['--params-file', params_file]
     for p in params or []:
@@ -172,17 +195,19 @@ def node_command(
 
 def serve_processes(args: argparse.Namespace) -> list[tuple[str, list[str]]]:
     """(name, argv) of the nodes `serve` starts: router, executor, and with --sim the simulator."""
-    procs = [('router_node', node_command('router_node', args.config, args.param))]
+    ns = getattr(args, 'namespace', '') or ''
+    procs = [('router_node', node_command('router_node', args.config, args.param, ns))]
     if not getattr(args, 'no_executor', False):
         exec_params = [f'mode:={args.mode}'] if getattr(args, 'mode', None) else []
         exec_params += getattr(args, 'executor_param', [])
         procs.append((
             'executor_node',
-            node_command('executor_node', getattr(args, 'executor_config', None), exec_params),
+            node_command('executor_node', getattr(args, 'executor_config', None), exec_params,
+                         ns),
         ))
     if getattr(args, 'sim', False):
         procs.append(('sim_vehicle', node_command('sim_vehicle', None,
-                                                  getattr(args, 'sim_param', []))))
+                                                  getattr(args, 'sim_param', []), ns)))
     return procs
 
 
@@ -364,6 +389,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="at most N tools (default 0: the node's max_tools)")
     p.add_argument('--timeout', type=float, default=30.0, help='seconds to wait for the service')
     p.add_argument('--json', action='store_true', help='print the full response as JSON')
+    act = p.add_mutually_exclusive_group()
+    act.add_argument('--dry', dest='execute', action='store_false', default=False,
+                     help='route only: say which tools would be picked (default)')
+    act.add_argument('--execute', dest='execute', action='store_true',
+                     help='also hand the selection to the executor (acts on the vehicle)')
+    p.add_argument('--namespace', default='', help='vehicle namespace, e.g. uav1')
     p.set_defaults(handler=cmd_call)
 
     p = sub.add_parser('serve', help='start the router node (and the executor / simulator)')
@@ -400,6 +431,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help='extra executor parameter, ROS syntax (repeatable)',
     )
     p.add_argument('--no-executor', action='store_true', help='start the router only')
+    p.add_argument('--namespace', default='',
+                   help='start every node in this namespace (e.g. uav1: /uav1/route_request, '
+                        '/uav1/executor/..., /uav1/sim/...)')
     p.set_defaults(handler=cmd_serve)
 
     p = sub.add_parser(

@@ -66,10 +66,20 @@ class RouterConfig(BaseModel):
     )
     max_tools: int = Field(8, ge=1, le=42, description='Default bound on the answer size.')
     request_topic: str = Field(
-        '/tool_router/requests', description='Input topic of Request messages.'
+        'tool_router/requests', description='Input topic of Request messages (relative).'
     )
     selection_topic: str = Field(
-        '/tool_router/selected', description='Output topic of SelectedCapabilities.'
+        'tool_router/selected', description='Output topic of SelectedCapabilities (relative).'
+    )
+    ack_topic: str = Field(
+        'executor/acks', description="The executor's SelectionAck topic (relative)."
+    )
+    executor_ack_timeout_s: float = Field(
+        2.0,
+        gt=0,
+        le=60,
+        description='An execute request is answered success=false when no executor '
+        'acknowledges the selection (on disk there) within this time.',
     )
     diagnostics_period_s: float = Field(2.0, gt=0, description='Period of /diagnostics messages.')
     cdbv1: CDBv1Params = Field(default_factory=CDBv1Params)

@@ -99,6 +99,16 @@ class TraceChain:
             tmp.write_text(self.manifest.model_dump_json() + '\n', encoding='utf-8')
             os.replace(tmp, target)
 
+    @property
+    def last(self) -> str:
+        """Digest of the last sealed line (what the next line links to)."""
+        return self._last
+
+    def rewind(self, last: str) -> None:
+        """Forget a sealed line that never reached the file (a failed write)."""
+        with self._lock:
+            self._last = last
+
     def seal(self, line: bytes) -> bytes:
         """``line`` (one JSON object and a newline) with the link to the previous line."""
         if not line.startswith(b'{'):

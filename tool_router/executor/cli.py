@@ -21,11 +21,18 @@ def cmd_trace(args: argparse.Namespace) -> int:
     if not paths:
         print('tool-router: no trace files found', file=sys.stderr)
         return 1
-    records = [rec for path in paths for rec in read_traces(path)]
+    bad: list[str] = []
+    records = [rec for path in paths for rec in read_traces(path, bad)]
     if args.action == 'validate':
-        print(f'{len(records)} valid records in {len(paths)} file(s)')
-        return 0
+        for line in bad:
+            print(f'bad line: {line}', file=sys.stderr)
+        print(f'{len(records)} valid records in {len(paths)} file(s), {len(bad)} bad line(s)')
+        return 1 if bad else 0
     summary = summarize(records)
+    summary['bad_lines'] = bad
+    if bad:
+        print(f'tool-router: skipped {len(bad)} bad line(s); `tool-router trace validate` '
+              'lists them', file=sys.stderr)
     if args.json:
         print_json(summary)
     else:
@@ -81,6 +88,25 @@ def _tail(args: argparse.Namespace) -> int:
 
 def cmd_confirm(args: argparse.Namespace) -> int:
     """Approve or deny a tool waiting for confirmation, signed with the operator's key."""
+    ns = '/' + args.namespace.strip('/') if args.namespace.strip('/') else ''
+    if args.list:
+        from tool_router.executor.ros_client import pending_confirmations
+
+        items = pending_confirmations(f'{ns}/executor/pending_confirmations', args.timeout)
+        if args.json:
+            print(json.dumps(items))
+        elif not items:
+            print('no confirmation is pending')
+        for item in items if not args.json else []:
+            print(f"{item['request_id']}  {item['tool']}  waiting {item['waiting_s']:g} s: "
+                  f"tool-router confirm {item['request_id']} {item['tool']} --approve|--deny")
+        return 0
+    if not args.request_id or args.approve is None:
+        print('tool-router confirm: give REQUEST_ID and --approve or --deny (or --list)',
+              file=sys.stderr)
+        return 2
+    if ns and args.service == '/executor/confirm':
+        args.service = f'{ns}/executor/confirm'
     from tool_router.executor.ros_client import call_confirm
 
     operator_name = args.operator or getpass.getuser()
@@ -224,16 +250,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument('--timeout', type=float, default=0.0, help='tail: stop after S seconds')
     p.set_defaults(handler=cmd_trace)
 
-    p = sub.add_parser('confirm', help='approve or deny a tool waiting for confirmation')
-    p.add_argument('request_id', help='the request whose tool waits (from the trace or '
-                                      'the confirmation request)')
+    p = sub.add_parser('confirm', help='approve or deny a tool waiting for confirmation '
+                                       '(--list: what is waiting)')
+    p.add_argument('request_id', nargs='?', default='',
+                   help='the request whose tool waits (from the trace, the confirmation '
+                        'request or --list)')
     p.add_argument('tool', nargs='?', default='', help='tool name (default: every pending tool '
                                                        'of the request)')
-    group = p.add_mutually_exclusive_group(required=True)
-    group.add_argument('--approve', dest='approve', action='store_true',
+    group = p.add_mutually_exclusive_group()
+    group.add_argument('--approve', dest='approve', action='store_true', default=None,
                        help='let the tool run')
     group.add_argument('--deny', dest='approve', action='store_false',
                        help='refuse the tool (recorded as confirmation_denied)')
+    group.add_argument('--list', action='store_true',
+                       help='show the confirmations still waiting (works for late joiners)')
+    p.add_argument('--namespace', default='', help='vehicle namespace, e.g. uav1')
     p.add_argument('--operator', default='', help='your operator name: its key in the '
                                                   'operators file signs (default: login name)')
     p.add_argument('--operators', default='', help='operators file (default: '

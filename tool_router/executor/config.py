@@ -44,11 +44,20 @@ class ExecutorConfig(BaseModel):
     catalog: str = Field('', description="Catalog file; '' = the shipped config/catalog.yaml.")
     permissions_file: str = Field('', description="Permissions file; '' = the shipped "
                                                   'config/permissions.yaml.')
-    selection_topic: str = Field('/tool_router/selected', description='Router selections input.')
-    confirm_service: str = Field('/executor/confirm', description='ConfirmTool service name.')
-    confirmation_topic: str = Field('/executor/confirmation_requests',
-                                    description='ConfirmationRequest announcements.')
-    trace_topic: str = Field('/executor/traces', description='ExecutionTrace output topic.')
+    # Names are relative: `-r __ns:=/uav1` moves them all into /uav1.
+    selection_topic: str = Field('tool_router/selected', description='Router selections input.')
+    ack_topic: str = Field('executor/acks', description='SelectionAck output: a selection is on '
+                                                        'disk (or refused).')
+    confirm_service: str = Field('executor/confirm', description='ConfirmTool service name.')
+    confirmation_topic: str = Field('executor/confirmation_requests',
+                                    description='ConfirmationRequest announcements (transient '
+                                                'local: late joiners get the recent ones).')
+    confirmation_history: int = Field(20, ge=1, le=1000,
+                                      description='Announcements kept for late joiners.')
+    pending_topic: str = Field('executor/pending_confirmations',
+                               description='JSON list of the confirmations still waiting '
+                                           '(transient local, republished on every change).')
+    trace_topic: str = Field('executor/traces', description='ExecutionTrace output topic.')
     confirm_timeout_s: float = Field(30.0, gt=0, le=3600,
                                      description='A confirmation not given in time is a denial.')
     call_timeout_s: float = Field(3.0, gt=0, le=600,
@@ -57,6 +66,15 @@ class ExecutorConfig(BaseModel):
                                                     'the later actuators of the request.')
     max_parallel_requests: int = Field(8, ge=1, le=64,
                                        description='Requests processed at the same time.')
+    max_queue: int = Field(64, ge=1, le=100_000,
+                           description='Selections waiting for a worker; beyond it a selection '
+                                       'is refused (traced, acknowledged as refused).')
+    max_selection_age_s: float = Field(30.0, gt=0, le=86_400,
+                                       description='A selection that waited longer than this '
+                                                   'for a worker is not dispatched (expired).')
+    max_pending_confirmations_per_tool: int = Field(
+        4, ge=1, le=1000, description='Requests of one tool waiting for an operator; more are '
+                                      'denied at once (confirmation_refused).')
     trace_dir: str = Field('', description="JSONL trace directory; '' = "
                                            '$ROS_HOME/tool_router/traces.')
     trace_max_bytes: int = Field(10_000_000, ge=1024, description='Rotate trace files at size.')
@@ -69,10 +87,10 @@ class ExecutorConfig(BaseModel):
                                                                 'of a watched sensor.')
     max_watches: int = Field(32, ge=1, le=1000, description='Watches armed at once; beyond, a '
                                                             'conditional tool is not armed.')
-    watch_events_topic: str = Field('/executor/watch_events', description='WatchEvent output '
+    watch_events_topic: str = Field('executor/watch_events', description='WatchEvent output '
                                     '(transient local, so late joiners see recent events).')
-    list_watches_service: str = Field('/executor/list_watches', description='ListWatches service.')
-    cancel_watch_service: str = Field('/executor/cancel_watch',
+    list_watches_service: str = Field('executor/list_watches', description='ListWatches service.')
+    cancel_watch_service: str = Field('executor/cancel_watch',
                                       description='CancelWatch service.')
     operators_file: str = Field('', description="Operators (name, role, key id, key file); '' "
                                                 '= $ROS_HOME/tool_router/operators.yaml.')

@@ -10,7 +10,7 @@ The file is YAML (``config/permissions.yaml``)::
       critical: confirm
     tools:               # per-tool overrides (catalog names only)
       emergency_stop: confirm
-    rate_limits:         # at most max_calls decisions per window_s seconds
+    rate_limits:         # at most max_calls dispatched invocations per window_s seconds
       takeoff: {max_calls: 3, window_s: 60}
 
 A malformed file raises :class:`~tool_router.errors.ConfigError` naming the
@@ -85,8 +85,15 @@ class RateLimiter:
         self._events: dict[str, deque[float]] = {name: deque() for name in limits}
         self._lock = threading.Lock()
 
+    def allowed(self, tool: str) -> bool:
+        """Whether one more invocation of ``tool`` fits now (counts nothing)."""
+        return self._take(tool, count=False)
+
     def acquire(self, tool: str) -> bool:
         """Count one invocation of ``tool``; False (and nothing counted) when over its limit."""
+        return self._take(tool, count=True)
+
+    def _take(self, tool: str, count: bool) -> bool:
         limit = self._limits.get(tool)
         if limit is None:
             return True
@@ -97,7 +104,8 @@ class RateLimiter:
                 events.popleft()
             if len(events) >= limit.max_calls:
                 return False
-            events.append(now)
+            if count:
+                events.append(now)
             return True
 
     def limit(self, tool: str) -> RateLimit | None:
@@ -126,8 +134,13 @@ class PermissionPolicy:
             return action, f'default for risk {risk.value}: {action.value}'
         return Action.DENY, f'risk {risk.value} not listed: default deny'
 
-    def decide(self, tool: str, *, count: bool = True) -> Decision:
-        """Decide one tool; ``count`` consumes a rate-limit slot when the tool may run."""
+    def decide(self, tool: str) -> Decision:
+        """Decide one tool; a tool over its rate limit is denied.
+
+        Deciding counts nothing: :meth:`consume` counts the invocation when it is
+        dispatched, so requests that are denied or never approved cannot lock the
+        operator out.
+        """
         if tool not in self._risk:
             return Decision(tool=tool, action=Action.DENY, failure_mode='router_fault',
                             reason='router fault: tool is not in the catalog')
@@ -135,13 +148,22 @@ class PermissionPolicy:
         if action is Action.DENY:
             return Decision(tool=tool, action=action, reason=reason,
                             failure_mode='permission_denied')
-        if count and not self.limiter.acquire(tool):
-            limit = self.limiter.limit(tool)
-            assert limit is not None
+        if not self.limiter.allowed(tool):
             return Decision(tool=tool, action=Action.DENY, failure_mode='rate_limited',
-                            reason=f'rate limit: more than {limit.max_calls} per '
-                                   f'{limit.window_s:g} s')
+                            reason=self._limit_text(tool))
         return Decision(tool=tool, action=action, reason=reason)
+
+    def consume(self, tool: str) -> str | None:
+        """Count one invocation about to be dispatched; the denial reason when over the limit."""
+        if tool not in self._risk or self.limiter.acquire(tool):
+            return None
+        return self._limit_text(tool)
+
+    def _limit_text(self, tool: str) -> str:
+        limit = self.limiter.limit(tool)
+        assert limit is not None
+        return f'rate limit: more than {limit.max_calls} per {limit.window_s:g} s'
+
 
 
 def load_permissions(path: str | Path, catalog: Catalog) -> PermissionsFile:

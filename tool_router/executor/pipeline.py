@@ -12,6 +12,11 @@ read into a predicate (:mod:`.conditions`) and a watch is armed
 cannot be read, the tool is not armed and the trace says why; when a watch
 fires, the tool goes through :meth:`ExecutionPipeline.process` again, so its
 permission and confirmation are decided then. Shadow mode calls and arms nothing.
+With a ``journal``, every state change is handed to it as a
+:class:`~tool_router.executor.traces.TraceEvent` before the pipeline acts on it
+(write-ahead); a tool whose ``dispatching`` event cannot be written is not called.
+Rate limits count invocations when they are dispatched (or would be, in shadow
+mode), not when they are asked for: unapproved requests use up nothing.
 """
 from __future__ import annotations
 
@@ -28,7 +33,7 @@ from tool_router.executor.dispatch import (Binding, BindingKind, Dispatcher, Dis
                                            Mode)
 from tool_router.executor.permissions import Action, PermissionPolicy
 from tool_router.executor.traces import (Candidate, ConfirmationOutcome, Redactor, Stamps,
-                                         ToolTrace, TraceRecord)
+                                         ToolTrace, TraceEvent, TraceRecord)
 
 
 
@@ -107,6 +112,7 @@ class ExecutionPipeline:
                  mode: Mode = Mode.EXECUTE, confirm_timeout_s: float = 30.0,
                  call_timeout_s: float = 3.0, stop_on_failure: bool = True,
                  redactor: Redactor | None = None, watches: WatchArmer | None = None,
+                 journal: Callable[[TraceEvent], None] | None = None,
                  clock: Callable[[], float] = time.time) -> None:
         self.catalog = catalog
         self.permissions = permissions
@@ -119,6 +125,7 @@ class ExecutionPipeline:
         self.stop_on_failure = stop_on_failure
         self.redactor = redactor or Redactor()
         self.watches = watches
+        self.journal = journal
         self.clock = clock
         self._tools = catalog.by_name
 
@@ -128,6 +135,8 @@ class ExecutionPipeline:
         sel, parsed = condition_order(sel)
         traces = self._decide(sel, parsed)
         decided = self.clock()
+        self._log(sel, 'permission_decided', tools=[t.tool for t in traces],
+                  decisions=[t.decision for t in traces])
         self._confirm(sel, traces)
         resolved = self.clock()
         stopped_by = self._dispatch(sel, traces, parsed)
@@ -145,13 +154,54 @@ class ExecutionPipeline:
             failure_mode=next((t.failure_mode for t in traces if t.failure_mode), ''),
             stop_reason=self._stop_reason(traces, stopped_by), notes=notes)
 
+    def received_event(self, sel: Selection, received: float) -> TraceEvent:
+        """The write-ahead ``received`` event of a selection (the node writes it before acking)."""
+        return TraceEvent(event='received', request_id=sel.request_id, stamp=received,
+                          tools=list(sel.tools), mode=self.mode.value,
+                          request_text=self.redactor(sel.request_text))
+
+    def unprocessed(self, sel: Selection, received: float, stop_reason: str,
+                    message: str) -> TraceRecord:
+        """The final record of a selection that never ran.
+
+        ``stop_reason`` is expired, cancelled_at_shutdown or refused; its tools are
+        'expired' or 'cancelled', nothing was decided or called.
+        """
+        outcome = 'expired' if stop_reason == 'expired' else 'cancelled'
+        tools = [ToolTrace(tool=tool, decision='undecided', reason=message, outcome=outcome,
+                           message=message,
+                           condition=sel.conditions[i] if i < len(sel.conditions) else '',
+                           score=float(sel.scores[i]) if i < len(sel.scores) else 0.0,
+                           clause_index=int(sel.clause_index[i])
+                           if i < len(sel.clause_index) else -1)
+                 for i, tool in enumerate(sel.tools)]
+        candidates, drops = _explanation(sel)
+        return TraceRecord(
+            request_id=sel.request_id, mode=self.mode.value,
+            request_text=self.redactor(sel.request_text), redacted=self.redactor.enabled,
+            policy=sel.policy, fallback_used=sel.fallback_used, candidates=candidates,
+            validation_drops=drops,
+            stamps=Stamps(routed=sel.routed, received=received, dispatch_done=self.clock()),
+            tools=tools, stop_reason=stop_reason, notes=[message])
+
+    def _log(self, sel: Selection, event: str, **fields: object) -> bool:
+        """Hand one state change to the journal; False when it could not be recorded."""
+        if self.journal is None:
+            return True
+        try:
+            self.journal(TraceEvent(event=event, request_id=sel.request_id,
+                                    stamp=self.clock(), **fields))
+        except Exception:  # noqa: BLE001 - the journal reports its own errors
+            return False
+        return True
+
     # -- stages ------------------------------------------------------------
     def _decide(self, sel: Selection, parsed: dict[int, Parsed]) -> list[ToolTrace]:
         traces = []
         for i, tool in enumerate(sel.tools):
             condition = sel.conditions[i] if i < len(sel.conditions) else ''
             # a conditional tool's permission is only previewed now; it counts when it fires
-            decision = self.permissions.decide(tool, count=not condition)
+            decision = self.permissions.decide(tool)
             known = self._tools.get(tool)
             binding = self.bindings.get(tool)
             trace = ToolTrace(
@@ -187,16 +237,24 @@ class ExecutionPipeline:
         requests = [ConfirmRequest(request_id=sel.request_id, tool=t.tool, risk=t.risk,
                                    request_text=sel.request_text,
                                    timeout_s=self.confirm_timeout_s) for t in waiting]
+        for t in waiting:
+            self._log(sel, 'awaiting_confirmation', tool=t.tool,
+                      detail=f'timeout {self.confirm_timeout_s:g} s')
         outcomes = self.confirmer.confirm(requests)
         for t in waiting:
             result = outcomes.get(t.tool) or ConfirmationOutcome(outcome='timeout')
             t.confirmation = result
+            self._log(sel, 'confirmation', tool=t.tool, outcome=result.outcome,
+                      detail=result.operator_name)
             if result.outcome != 'approved':
                 t.outcome = 'denied'
                 t.failure_mode = f'confirmation_{result.outcome}'
                 who = f' by {result.operator_name}' if result.operator_name else ''
-                t.message = (f'operator denied{who}' if result.outcome == 'denied' else
-                             f'no operator decision within {self.confirm_timeout_s:g} s')
+                t.message = {
+                    'denied': f'operator denied{who}',
+                    'interrupted': 'interrupted by shutdown while waiting for an operator',
+                    'refused': 'not asked: too many confirmations of this tool already pending',
+                }.get(result.outcome, f'no operator decision within {self.confirm_timeout_s:g} s')
 
     def _dispatch(self, sel: Selection, traces: list[ToolTrace], parsed: dict[int, Parsed]) -> str:
         """Dispatch in order; return the actuator that stopped the request ('' = none)."""
@@ -213,13 +271,20 @@ class ExecutionPipeline:
                 if actuator and self.stop_on_failure and not stopped_by:
                     stopped_by = t.tool
                 continue
+            if stopped_by and actuator and self.mode is not Mode.SHADOW:
+                t.outcome = 'skipped_after_failure'
+                t.message = f'skipped: {stopped_by} was denied or failed earlier in the request'
+                continue
+            limited = self.permissions.consume(t.tool)
+            if limited is not None:  # counted only now: approved or allowed, about to run
+                t.outcome, t.failure_mode, t.reason = 'denied', 'rate_limited', limited
+                t.message = limited
+                if actuator and self.stop_on_failure and not stopped_by:
+                    stopped_by = t.tool
+                continue
             if self.mode is Mode.SHADOW:
                 t.outcome = 'shadow'
                 t.message = 'shadow mode: decided, not executed'
-                continue
-            if stopped_by and actuator:
-                t.outcome = 'skipped_after_failure'
-                t.message = f'skipped: {stopped_by} was denied or failed earlier in the request'
                 continue
             binding = self.bindings.get(t.tool)
             if self.mode is Mode.DRY_RUN or (binding and binding.kind is BindingKind.DRY_RUN):
@@ -229,6 +294,9 @@ class ExecutionPipeline:
             if binding is None:
                 t.outcome, t.failure_mode = 'failed', 'endpoint_unreachable'
                 t.message = 'no binding configured for this tool'
+            elif not self._log(sel, 'dispatching', tool=t.tool, detail=binding.spec):
+                t.outcome, t.failure_mode = 'failed', 'trace_unwritable'
+                t.message = 'not called: the dispatching record could not be written'
             else:
                 start = time.perf_counter()
                 try:
@@ -241,6 +309,7 @@ class ExecutionPipeline:
                 t.message = result.message
                 t.outcome = 'dispatched' if result.ok else 'failed'
                 t.failure_mode = '' if result.ok else (result.failure_mode or 'call_failed')
+                self._log(sel, 'dispatched', tool=t.tool, outcome=t.outcome, detail=t.message)
             if t.outcome == 'failed' and actuator and self.stop_on_failure and not stopped_by:
                 stopped_by = t.tool
         return stopped_by

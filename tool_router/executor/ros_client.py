@@ -65,6 +65,32 @@ def call_service(srv_type: Any, service: str, request: Any, timeout_s: float = 1
         session.close()
 
 
+def pending_confirmations(topic: str = '/executor/pending_confirmations',
+                          timeout_s: float = 10.0) -> list[dict[str, Any]]:
+    """The executor's list of waiting confirmations (a transient-local topic: read once)."""
+    import json
+
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from std_msgs.msg import String
+
+    session = _Session('tool_router_confirm_list')
+    box: list[str] = []
+    qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    session.node.create_subscription(String, topic, lambda m: box.append(m.data), qos)
+    deadline = time.monotonic() + timeout_s
+    try:
+        while not box and time.monotonic() < deadline:
+            session.executor.spin_once(timeout_sec=0.1)
+    finally:
+        session.close()
+    if not box:
+        raise ToolRouterError(f'nothing on {topic} within {timeout_s:g} s',
+                              hint='is the executor running? `tool-router serve`')
+    items = json.loads(box[-1])
+    return items if isinstance(items, list) else []
+
+
 def follow_traces(on_record: Callable[[Any], None], topic: str = '/executor/traces',
                   count: int = 0, timeout_s: float = 0.0) -> int:
     """Call ``on_record`` per ExecutionTrace; stop after ``count`` or ``timeout_s`` (0 = never)."""

@@ -1,10 +1,19 @@
-"""Typed execution traces: one record per request, written append-only as JSONL.
+"""Typed execution traces: write-ahead events and one final record per request, as JSONL.
 
-Each record is a :class:`TraceRecord` (schema ``SCHEMA_VERSION``), one JSON
-object per line. :class:`TraceWriter` writes a whole line with a single
-``write`` and then ``fsync``s it, and rotates to a new file by size, so a
-killed process leaves only complete records behind. :func:`summarize` turns
-trace files into counts and latency percentiles (``tool-router trace summary``).
+Schema ``SCHEMA_VERSION`` (2.0). Two kinds of line share a file:
+
+* :class:`TraceEvent` (``"record": "event"``): one state change of a request, appended
+  (and ``fsync``'d) *before* the executor acts on it: ``received``, ``permission_decided``,
+  ``awaiting_confirmation``, ``confirmation``, ``dispatching``, ``dispatched``;
+* :class:`TraceRecord` (``"record": "request"``, or no ``record`` key in 1.0 files): the
+  finished request with everything decided and done.
+
+:func:`fold` joins them by request id into one view per request; a request with events
+but no final record was left unfinished (a crash). :class:`TraceWriter` writes a whole
+line with a single ``write`` and ``fsync``, cuts a torn line back off after a write
+error and rotates by size, so a file never holds a partial line followed by a good
+one. :func:`read_traces` skips and counts bad lines when asked to. Version 1.0 files
+(final records only) are still read.
 """
 from __future__ import annotations
 
@@ -13,8 +22,9 @@ import os
 import re
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Iterable, Iterator, Literal
+from typing import Any, Final, Iterable, Iterator, Literal, Union
 
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field
@@ -22,14 +32,22 @@ from pydantic import BaseModel, ConfigDict, Field
 from tool_router.errors import ToolRouterError
 from tool_router.executor.chain import TraceChain, strip_link
 
-SCHEMA_VERSION: Final = '1.0'
+SCHEMA_VERSION: Final = '2.0'
+READABLE_VERSIONS = ('1.0', '2.0')
 
 # Per-tool outcomes (ExecutionTrace.outcomes uses the same words). 'armed': a watch waits for
 # the tool's condition; 'not_armed': the condition could not be read; 'skipped_conditional'
-# only appears in files written before condition watches existed.
+# only appears in files written before condition watches existed; 'expired' / 'cancelled':
+# the selection was never processed (too old, or the executor shut down).
 OUTCOMES = ('dispatched', 'failed', 'denied', 'dry_run', 'shadow', 'armed', 'not_armed',
-            'skipped_conditional', 'skipped_after_failure')
+            'skipped_conditional', 'skipped_after_failure', 'expired', 'cancelled')
 WATCH_EVENTS = ('armed', 'fired', 'expired', 'cancelled')
+# Request states of the write-ahead events, in the order they happen. Watch states
+# (armed / fired / expired / cancelled) are WatchRecord lines.
+EVENTS = ('received', 'permission_decided', 'awaiting_confirmation', 'confirmation',
+          'dispatching', 'dispatched')
+# Stop reasons of requests that never reached the pipeline.
+NOT_PROCESSED = ('expired', 'cancelled_at_shutdown', 'refused')
 
 
 class TraceError(ToolRouterError):
@@ -52,10 +70,13 @@ class Stamps(BaseModel):
 
     routed: float | None = Field(None, description='Stamp of the router message (sender clock).')
     received: float = Field(description='The executor received the selection.')
-    permissions_decided: float = Field(description='Every tool has a permission decision.')
-    confirmations_resolved: float = Field(description='Every confirmation is approved, denied or '
-                                                      'timed out.')
-    dispatch_done: float = Field(description='Every tool is dispatched, skipped or failed.')
+    permissions_decided: float | None = Field(
+        None, description='Every tool has a permission decision (None: never processed).')
+    confirmations_resolved: float | None = Field(
+        None, description='Every confirmation is approved, denied or timed out.')
+    dispatch_done: float | None = Field(
+        None, description='Every tool is dispatched, skipped or failed; for a request never '
+                          'processed, when it was expired, cancelled or refused.')
 
 
 class ConfirmationOutcome(BaseModel):
@@ -63,8 +84,11 @@ class ConfirmationOutcome(BaseModel):
 
     model_config = ConfigDict(extra='forbid')
 
-    outcome: Literal['approved', 'denied', 'timeout', 'not_requested'] = Field(
-        description='not_requested: shadow mode or a conditional tool.')
+    outcome: Literal['approved', 'denied', 'timeout', 'not_requested', 'interrupted',
+                     'refused'] = Field(
+        description='not_requested: shadow mode or a conditional tool; interrupted: the '
+                    'executor shut down during the wait; refused: too many confirmations of '
+                    'this tool were already pending.')
     operator_name: str = Field('', description='Who decided (from /executor/confirm).')
     waited_s: float = Field(0.0, ge=0, description='Seconds between announcement and decision.')
 
@@ -79,11 +103,12 @@ class ToolTrace(BaseModel):
     score: float = 0.0
     clause_index: int = -1
     condition: str = Field('', description="Gating condition text; '' = unconditional.")
-    decision: Literal['allow', 'deny', 'confirm']
+    decision: Literal['allow', 'deny', 'confirm', 'undecided'] = Field(
+        description='undecided: the request was never processed (expired, cancelled).')
     reason: str = Field(description='Why the permission decision was taken.')
     confirmation: ConfirmationOutcome | None = None
     outcome: Literal['dispatched', 'failed', 'denied', 'dry_run', 'shadow', 'armed', 'not_armed',
-                     'skipped_conditional', 'skipped_after_failure']
+                     'skipped_conditional', 'skipped_after_failure', 'expired', 'cancelled']
     watch_id: str = Field('', description="The condition watch armed for this tool ('' = none).")
     endpoint: str = Field('', description='Binding the tool maps to (kind:name).')
     message: str = Field('', description='Answer of the endpoint, or why it was not called.')
@@ -93,7 +118,9 @@ class ToolTrace(BaseModel):
                                               'rate_limited, confirmation_denied, '
                                               'confirmation_timeout, endpoint_unreachable, '
                                               'call_timeout, call_failed, internal_error, '
-                                              'condition_unreadable, watch_limit.')
+                                              'condition_unreadable, watch_limit, '
+                                              'confirmation_interrupted, '
+                                              'confirmation_refused, trace_unwritable.')
 
 
 class TraceRecord(BaseModel):
@@ -101,7 +128,8 @@ class TraceRecord(BaseModel):
 
     model_config = ConfigDict(extra='forbid')
 
-    schema_version: Literal['1.0'] = SCHEMA_VERSION
+    schema_version: Literal['1.0', '2.0'] = SCHEMA_VERSION
+    record: Literal['request'] = 'request'
     request_id: str
     mode: Literal['execute', 'dry_run', 'shadow']
     request_text: str
@@ -115,7 +143,8 @@ class TraceRecord(BaseModel):
     tools: list[ToolTrace] = Field(default_factory=list)
     failure_mode: str = Field('', description='First failure mode among the tools.')
     stop_reason: str = Field(description='completed, completed_with_errors, '
-                                         'aborted_after:<tool>, shadow_mode, no_tools.')
+                                         'aborted_after:<tool>, shadow_mode, no_tools; never '
+                                         'processed: expired, cancelled_at_shutdown, refused.')
     notes: list[str] = Field(default_factory=list)
 
 
@@ -128,7 +157,7 @@ class WatchRecord(BaseModel):
 
     model_config = ConfigDict(extra='forbid')
 
-    schema_version: Literal['1.0'] = SCHEMA_VERSION
+    schema_version: Literal['1.0', '2.0'] = SCHEMA_VERSION
     record: Literal['watch'] = 'watch'
     event: Literal['armed', 'fired', 'expired', 'cancelled']
     stamp: float = Field(description='When it happened, seconds since the epoch.')
@@ -144,16 +173,44 @@ class WatchRecord(BaseModel):
     reason: str = Field('', description='Why it fired, expired or was cancelled.')
 
 
-def parse_record_line(line: str) -> 'TraceRecord | WatchRecord':
-    """One JSONL line as a request, watch or security record; pydantic error if invalid."""
-    line = strip_link(line)
-    compact = line.replace(' ', '')
-    if '"record":"watch"' in compact:
-        return WatchRecord.model_validate_json(line)
-    if '"record":"security"' in compact:
-        from tool_router.executor.auth import SecurityRecord
-        return SecurityRecord.model_validate_json(line)  # type: ignore[return-value]
-    return TraceRecord.model_validate_json(line)
+class TraceEvent(BaseModel):
+    """One write-ahead state change of a request, on disk before the executor acts on it."""
+
+    model_config = ConfigDict(extra='forbid')
+
+    schema_version: Literal['2.0'] = '2.0'
+    record: Literal['event'] = 'event'
+    event: Literal['received', 'permission_decided', 'awaiting_confirmation', 'confirmation',
+                   'dispatching', 'dispatched']
+    request_id: str
+    stamp: float = Field(description='When it happened, seconds since the epoch.')
+    tool: str = Field('', description="The tool concerned; '' = the whole request.")
+    tools: list[str] = Field(default_factory=list, description='received: the selected tools; '
+                                                               'permission_decided: same order '
+                                                               'as decisions.')
+    decisions: list[str] = Field(default_factory=list,
+                                 description='permission_decided: allow/deny/confirm per tool.')
+    mode: str = Field('', description='received: execute, dry_run or shadow.')
+    request_text: str = Field('', description='received: the (redacted) request text.')
+    outcome: str = Field('', description='confirmation: approved/denied/...; dispatched: '
+                                         'dispatched/failed.')
+    detail: str = Field('', description='Operator name, endpoint answer, binding.')
+
+
+AnyRecord = Union[TraceRecord, TraceEvent, WatchRecord]
+
+
+def _security_model() -> type[BaseModel]:
+    from tool_router.executor.auth import SecurityRecord
+    return SecurityRecord
+
+
+def parse_record_line(line: str) -> AnyRecord:
+    """One JSONL line (chain link stripped) as its record kind; ValueError if invalid."""
+    return parse_line(line)
+# "record" value -> model; a line without "record" is a version 1.0 request record.
+RECORD_KINDS: dict[str, type[BaseModel]] = {'request': TraceRecord, 'event': TraceEvent,
+                                             'watch': WatchRecord}
 
 
 # -- redaction -----------------------------------------------------------------
@@ -209,6 +266,7 @@ class TraceWriter:
         self._seq = 0
         self._fd: int | None = None
         self._size = 0
+        self._torn = False
         self._lock = threading.Lock()
         self.path = self._open_next()
 
@@ -221,27 +279,49 @@ class TraceWriter:
             self.chain.start_file(path)
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         self._size = os.fstat(self._fd).st_size
+        self._torn = False
         self.path = path
         return path
 
-    def write(self, record: 'TraceRecord | WatchRecord') -> Path:
-        """Append one record as one line; return the file it went to."""
+    def write(self, record: BaseModel) -> Path:
+        """Append one record as one line (write + fsync); return the file it went to.
+
+        On a write error (full disk, ``RLIMIT_FSIZE``) the partial line is cut off again,
+        or, when that fails too, the next record goes to a new file: a torn line is never
+        followed by a good one. The error is raised as :class:`TraceError`.
+        """
         line = (record.model_dump_json() + '\n').encode('utf-8')
         with self._lock:
             if self._fd is None:
                 raise TraceError('trace writer is closed')
-            if self._size and self._size + len(line) > self.max_bytes:
+            if self._torn or (self._size and self._size + len(line) > self.max_bytes):
                 self._open_next()
+            rewind = self.chain.last if self.chain is not None else ''
             if self.chain is not None:
                 line = self.chain.seal(line)
             view = memoryview(line)
-            while view:
-                written = os.write(self._fd, view)
-                view = view[written:]
-            if self.fsync:
-                os.fsync(self._fd)
+            try:
+                while view:
+                    written = os.write(self._fd, view)
+                    view = view[written:]
+                if self.fsync:
+                    os.fsync(self._fd)
+            except OSError as exc:
+                self._cut_back()
+                if self.chain is not None:  # the sealed line never made it: link past it
+                    self.chain.rewind(rewind)
+                raise TraceError(f'cannot write trace record: {exc.strerror or exc}',
+                                 where=str(self.path)) from None
             self._size += len(line)
             return self.path
+
+    def _cut_back(self) -> None:
+        """Truncate a torn line after a failed write; else start a new file next time."""
+        assert self._fd is not None
+        try:
+            os.ftruncate(self._fd, self._size)
+        except OSError:
+            self._torn = True
 
     def close(self) -> None:
         """Close the current file; later writes raise TraceError."""
@@ -252,26 +332,65 @@ class TraceWriter:
 
 
 # -- reading -------------------------------------------------------------------
-def read_traces(path: str | Path) -> Iterator['TraceRecord | WatchRecord']:
-    """Yield the records of one JSONL trace file; raise TraceError naming a bad line."""
+def parse_line(line: str) -> AnyRecord:
+    """One JSONL line as the record kind its ``record`` key names (none: a 1.0 request record).
+
+    A hash-chain link (``prev_hash``, :mod:`.chain`) is stripped first. Raises
+    ``ValueError`` (pydantic's ValidationError is one) for anything else.
+    """
+    data = json.loads(strip_link(line))
+    if not isinstance(data, dict):
+        raise ValueError('a record must be a JSON object')
+    kind = data.get('record', 'request')
+    model = (_security_model() if kind == 'security' else
+             RECORD_KINDS.get(kind) if isinstance(kind, str) else None)
+    if model is None:
+        raise ValueError(f'unknown record kind {kind!r}')
+    if data.get('schema_version') not in READABLE_VERSIONS:
+        raise ValueError(f"unknown schema_version {data.get('schema_version')!r}")
+    return model.model_validate(data)  # type: ignore[return-value]
+
+
+def _why(exc: ValueError) -> str:
+    if isinstance(exc, pydantic.ValidationError):
+        first = exc.errors()[0]
+        field_name = '.'.join(str(p) for p in first['loc']) or '(record)'
+        return f"invalid record: {field_name}: {first['msg']}"
+    if isinstance(exc, json.JSONDecodeError):
+        return f'not JSON: {exc.msg}'
+    return f'invalid record: {exc}'
+
+
+def read_traces(path: str | Path, bad: list[str] | None = None) -> Iterator[AnyRecord]:
+    """Yield the records of one JSONL trace file.
+
+    With ``bad`` (a list), a line that is torn, not JSON or not a valid record is
+    skipped and described there (``file:line: why``); without it, the first bad line
+    raises :class:`TraceError` naming it.
+    """
     path = Path(path)
     try:
-        handle = path.open(encoding='utf-8')
+        handle = path.open('rb')
     except OSError as exc:
         raise TraceError(f'cannot read trace file: {exc.strerror}', where=str(path)) from None
     with handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
+        for number, raw in enumerate(handle, 1):
+            if not raw.strip():
                 continue
-            if not line.endswith('\n'):
-                raise TraceError('truncated record (no end of line)', where=f'{path}:{number}')
-            try:
-                yield parse_record_line(line)
-            except pydantic.ValidationError as exc:
-                first = exc.errors()[0]
-                field = '.'.join(str(p) for p in first['loc']) or '(record)'
-                raise TraceError(f"invalid record: {field}: {first['msg']}",
-                                 where=f'{path}:{number}') from None
+            why = ''
+            if not raw.endswith(b'\n'):
+                why = 'truncated record (no end of line)'
+            else:
+                try:
+                    yield parse_line(raw.decode('utf-8'))
+                    continue
+                except UnicodeDecodeError:
+                    why = 'not UTF-8'
+                except ValueError as exc:
+                    why = _why(exc)
+            if bad is None:
+                raise TraceError(why, where=f'{path}:{number}')
+            bad.append(f'{path}:{number}: {why}')
 
 
 def trace_files(paths: Iterable[str | Path]) -> list[Path]:
@@ -297,8 +416,67 @@ def percentiles(values: list[float], qs: Iterable[float] = (50, 90, 99)) -> dict
     return out
 
 
-def summarize(records: Iterable['TraceRecord | WatchRecord']) -> dict[str, Any]:
-    """Counts per tool and outcome, denials, failures, confirmations, stage latency percentiles."""
+@dataclass
+class RequestView:
+    """Everything the trace files hold about one request id, in file order."""
+
+    request_id: str
+    events: list[TraceEvent] = field(default_factory=list)
+    records: list[TraceRecord] = field(default_factory=list)
+    watches: list[WatchRecord] = field(default_factory=list)
+    ends_with_record: bool = False  # the latest event or record line is a final record
+
+    @property
+    def armed_watches(self) -> list[str]:
+        """Watch ids armed and never fired, expired or cancelled (the executor died)."""
+        ended = {w.watch_id for w in self.watches if w.event != 'armed'}
+        return [w.watch_id for w in self.watches if w.event == 'armed' and w.watch_id not in ended]
+
+    @property
+    def finished(self) -> bool:
+        """A final record follows the latest event.
+
+        The request (or the action a fired watch ran for it) came to an end or was
+        expired / cancelled.
+        """
+        return self.ends_with_record
+
+    @property
+    def last_state(self) -> str:
+        """The latest state: the stop reason when finished, else the last event (and tool)."""
+        if self.finished:
+            return f'finished: {self.records[-1].stop_reason}'
+        if not self.events:
+            return 'unknown'
+        last = self.events[-1]
+        return f'{last.event} {last.tool}'.strip()
+
+
+def fold(records: Iterable[Any]) -> dict[str, RequestView]:
+    """Join events, final records and watch records by request id."""
+    views: dict[str, RequestView] = {}
+    for rec in records:
+        if isinstance(rec, TraceEvent):
+            view = views.setdefault(rec.request_id, RequestView(rec.request_id))
+            view.events.append(rec)
+            view.ends_with_record = False
+        elif isinstance(rec, TraceRecord):
+            view = views.setdefault(rec.request_id, RequestView(rec.request_id))
+            view.records.append(rec)
+            view.ends_with_record = True
+        elif isinstance(rec, WatchRecord):
+            views.setdefault(rec.request_id, RequestView(rec.request_id)).watches.append(rec)
+    return views
+
+
+def summarize(records: Iterable[Any]) -> dict[str, Any]:
+    """Counts per tool and outcome, denials, failures, confirmations, latency percentiles.
+
+    Also the requests left unfinished (events but no final record: the executor
+    died) and the watches left armed.
+    """
+    records = list(records)
+    views = fold(records)
     per_tool: dict[str, dict[str, int]] = {}
     denials: dict[str, dict[str, int]] = {}
     failures: dict[str, int] = {}
@@ -319,15 +497,20 @@ def summarize(records: Iterable['TraceRecord | WatchRecord']) -> dict[str, Any]:
             key = str(getattr(rec, 'reason', ''))
             security[key] = security.get(key, 0) + 1
             continue
+        if not isinstance(rec, TraceRecord):
+            continue
         n += 1
         modes[rec.mode] = modes.get(rec.mode, 0) + 1
         reason = rec.stop_reason.split(':')[0]
         stop_reasons[reason] = stop_reasons.get(reason, 0) + 1
         s = rec.stamps
-        stages['permissions'].append((s.permissions_decided - s.received) * 1000)
-        stages['confirmations'].append((s.confirmations_resolved - s.permissions_decided) * 1000)
-        stages['dispatch'].append((s.dispatch_done - s.confirmations_resolved) * 1000)
-        stages['total'].append((s.dispatch_done - s.received) * 1000)
+        if s.permissions_decided is not None and s.confirmations_resolved is not None \
+                and s.dispatch_done is not None:
+            stages['permissions'].append((s.permissions_decided - s.received) * 1000)
+            stages['confirmations'].append((s.confirmations_resolved - s.permissions_decided)
+                                           * 1000)
+            stages['dispatch'].append((s.dispatch_done - s.confirmations_resolved) * 1000)
+            stages['total'].append((s.dispatch_done - s.received) * 1000)
         for t in rec.tools:
             counts = per_tool.setdefault(t.tool, {})
             counts[t.outcome] = counts.get(t.outcome, 0) + 1
@@ -341,21 +524,35 @@ def summarize(records: Iterable['TraceRecord | WatchRecord']) -> dict[str, Any]:
                 confirmations[key] = confirmations.get(key, 0) + 1
             if t.outcome == 'dispatched' and t.latency_ms is not None:
                 dispatch_ms.append(t.latency_ms)
+    unfinished = [{'request_id': v.request_id, 'last_state': v.last_state,
+                   'tools': v.events[0].tools if v.events else [],
+                   'since': v.events[0].stamp if v.events else None}
+                  for v in views.values() if not v.finished]
     return {
-        'records': n, 'modes': modes, 'stop_reasons': stop_reasons,
+        'records': n, 'requests': len(views),
+        'events': sum(isinstance(r, TraceEvent) for r in records),
+        'modes': modes, 'stop_reasons': stop_reasons,
         'per_tool': dict(sorted(per_tool.items())), 'denials': denials, 'failures': failures,
         'confirmations': confirmations,
         'stage_latency_ms': {k: percentiles(v) for k, v in stages.items()},
         'dispatch_call_latency_ms': percentiles(dispatch_ms),
         'watch_events': watch_events,
         'security_events': security,
+        'unfinished': unfinished,
+        'watches_left_armed': [{'request_id': v.request_id, 'watch_ids': v.armed_watches}
+                               for v in views.values() if v.armed_watches],
     }
 
 
 def format_summary(summary: dict[str, Any]) -> str:
     """Human-readable text of :func:`summarize`'s result."""
-    lines = [f"records: {summary['records']}  modes: {summary['modes']}  "
-             f"stop reasons: {summary['stop_reasons']}", '', 'per tool:']
+    lines = [f"requests: {summary.get('requests', summary['records'])}  "
+             f"records: {summary['records']}  events: {summary.get('events', 0)}  "
+             f"modes: {summary['modes']}  stop reasons: {summary['stop_reasons']}"]
+    skipped = summary.get('bad_lines') or []
+    if skipped:
+        lines.append(f'skipped {len(skipped)} bad line(s), first: {skipped[0]}')
+    lines += ['', 'per tool:']
     for tool, counts in summary['per_tool'].items():
         detail = ', '.join(f'{k} {v}' for k, v in sorted(counts.items()))
         lines.append(f'  {tool:22s} {detail}')
@@ -374,6 +571,18 @@ def format_summary(summary: dict[str, Any]) -> str:
     lines.append(f'dispatch call (ms): {text}')
     lines.append(f"watches: {summary.get('watch_events') or 'none'}")
     lines.append(f"security events: {summary.get('security_events') or 'none'}")
+    unfinished = summary.get('unfinished') or []
+    lines.append(f'unfinished requests: {len(unfinished) or "none"}'
+                 + (' (no final record: the executor stopped before they ended)'
+                    if unfinished else ''))
+    for item in unfinished:
+        tools = ', '.join(item['tools'])
+        lines.append(f"  {item['request_id']:24s} {item['last_state']:32s} {tools}")
+    armed = summary.get('watches_left_armed') or []
+    if armed:
+        lines.append(f'watches left armed (never fired, expired or cancelled): {len(armed)}')
+        for item in armed:
+            lines.append(f"  {item['request_id']:24s} {', '.join(item['watch_ids'])}")
     return '\n'.join(lines)
 
 

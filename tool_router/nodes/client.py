@@ -53,10 +53,17 @@ class RouteClient:
         return False
 
     def call(
-        self, text: str, policy: str = '', max_tools: int = 0, timeout_s: float = 30.0
+        self,
+        text: str,
+        policy: str = '',
+        max_tools: int = 0,
+        timeout_s: float = 30.0,
+        execute: bool = False,
     ) -> Any:
-        """Call /route_request once; returns the service response."""
-        req = RouteRequest.Request(text=text, policy=policy, max_tools=max(0, int(max_tools)))
+        """Route ``text``; only with ``execute`` does the executor act on the selection."""
+        req = RouteRequest.Request(
+            text=text, policy=policy, max_tools=max(0, int(max_tools)), execute=execute
+        )
         future = self.client.call_async(req)
         rclpy.spin_until_future_complete(self.node, future, timeout_sec=timeout_s)
         if not future.done():
@@ -77,7 +84,14 @@ class RouteClient:
         self.close()
 
 
-def call_route(text: str, policy: str = '', max_tools: int = 0, timeout_s: float = 30.0) -> Any:
-    """One /route_request call with a short-lived client node."""
-    with RouteClient(wait_s=timeout_s) as client:
-        return client.call(text, policy, max_tools, timeout_s)
+def call_route(
+    text: str,
+    policy: str = '',
+    max_tools: int = 0,
+    timeout_s: float = 30.0,
+    execute: bool = False,
+    service: str = '/route_request',
+) -> Any:
+    """One /route_request call with a short-lived client node (route only unless execute)."""
+    with RouteClient(service=service, wait_s=timeout_s) as client:
+        return client.call(text, policy, max_tools, timeout_s, execute)

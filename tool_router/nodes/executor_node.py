@@ -2,21 +2,29 @@
 
 Thin ROS glue over :class:`tool_router.executor.pipeline.ExecutionPipeline`:
 
-* subscribes to SelectedCapabilities (``/tool_router/selected``) and hands each
-  selection to a worker thread, so waiting never blocks the ROS executor;
-* announces ``confirm`` tools on ``/executor/confirmation_requests`` and takes
-  decisions on the ``/executor/confirm`` service (its own callback group);
+* subscribes to SelectedCapabilities (``tool_router/selected``), writes the
+  ``received`` event (fsync'd), acknowledges it on ``executor/acks`` and queues it
+  for a worker thread (bounded: ``max_queue``; a selection that waited longer than
+  ``max_selection_age_s`` is traced ``expired``, not dispatched);
+* announces ``confirm`` tools on ``executor/confirmation_requests`` (transient
+  local) and the pending ones on ``executor/pending_confirmations``; takes
+  decisions on the ``executor/confirm`` service (its own callback group);
 * calls std_srvs Trigger / SetBool services with ``call_async`` and a deadline,
   or publishes std_msgs/String, as configured in ``bindings``;
-* writes one JSONL trace record per request and publishes it on ``/executor/traces``;
 * runs the condition watches (:mod:`tool_router.executor.watches`): a timer samples the
   watched sensors through their bindings, a fired watch's tool runs as a new selection;
-  events on ``/executor/watch_events`` (transient local), services
-  ``/executor/list_watches`` and ``/executor/cancel_watch``.
+  events on ``executor/watch_events`` (transient local), services
+  ``executor/list_watches`` and ``executor/cancel_watch``;
+* appends a write-ahead event per state change and one final record per request
+  to the JSONL traces and publishes the final record on ``executor/traces``;
+  at shutdown, queued selections get a ``cancelled_at_shutdown`` record.
+
+All names are relative, so ``-r __ns:=/uav1`` moves every one of them.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
@@ -29,7 +37,7 @@ from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 from std_srvs.srv import SetBool, Trigger
 
@@ -46,6 +54,7 @@ from tool_router.executor.pipeline import ConfirmRequest, ExecutionPipeline, Sel
 from tool_router.executor.traces import (
     ConfirmationOutcome,
     Redactor,
+    TraceEvent,
     TraceRecord,
     TraceWriter,
     WatchRecord,
@@ -55,7 +64,13 @@ from tool_router.executor.traces import (
     watch_records_in,
 )
 from tool_router.executor.watches import SensorReadError, Watch, WatchManager
-from tool_router.msg import ConfirmationRequest, ExecutionTrace, SelectedCapabilities, WatchEvent
+from tool_router.msg import (
+    ConfirmationRequest,
+    ExecutionTrace,
+    SelectedCapabilities,
+    SelectionAck,
+    WatchEvent,
+)
 from tool_router.nodes.common import (
     declare_from_dict,
     parameter_descriptions,
@@ -68,7 +83,28 @@ from tool_router.srv import CancelWatch, ConfirmTool, ListWatches
 RESTART_REASON = 'executor restarted: watches do not survive a restart'
 
 # Parameters that may change while running; the rest need a restart.
-LIVE_PARAMS = {'mode', 'confirm_timeout_s', 'call_timeout_s', 'stop_on_failure', 'watch_ttl_s'}
+LIVE_PARAMS = {
+    'mode',
+    'confirm_timeout_s',
+    'call_timeout_s',
+    'stop_on_failure',
+    'max_selection_age_s',
+    'watch_ttl_s',
+}
+
+
+def urgent(selection: Selection) -> bool:
+    """An emergency stop is never queued behind other requests (nor refused for a full queue)."""
+    return 'emergency_stop' in selection.tools
+
+
+def latched(depth: int) -> QoSProfile:
+    """Reliable, transient local: a subscriber that joins later still gets the last ``depth``."""
+    return QoSProfile(
+        depth=depth,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL,
+    )
 
 
 def _stamp(seconds: float) -> Any:
@@ -227,7 +263,12 @@ class ExecutorNode(Node):
         self._writer: TraceWriter | None = None
         self._bag: Any = None
         self._sink_lock = threading.Lock()
-        self.book = ConfirmationBook()
+        self._queue_lock = threading.Lock()
+        self._queued: dict[int, tuple[Selection, float]] = {}  # waiting for a worker
+        self._tickets = itertools.count()
+        self._closing = False
+        self._pending_pub: Any = None
+        self.book = ConfirmationBook(on_change=self._publish_pending)
         try:
             self.config = ExecutorConfig.model_validate(parameters_as_dict(self, self._names))
             catalog = load_catalog(self.config.resolved_catalog())
@@ -260,11 +301,14 @@ class ExecutorNode(Node):
         unbound = [t for t in catalog.names if t not in bindings]
         if unbound:
             self.get_logger().warning(f'no binding for {", ".join(unbound)}: they will fail')
-        self._confirm_pub = self.create_publisher(ConfirmationRequest, c.confirmation_topic, 10)
+        self.book.max_pending_per_tool = c.max_pending_confirmations_per_tool
+        self._confirm_pub = self.create_publisher(
+            ConfirmationRequest, c.confirmation_topic, latched(c.confirmation_history)
+        )
+        self._pending_pub = self.create_publisher(String, c.pending_topic, latched(1))
+        self._ack_pub = self.create_publisher(SelectionAck, c.ack_topic, 100)
         self._trace_pub = self.create_publisher(ExecutionTrace, c.trace_topic, 50)
-        latched = QoSProfile(depth=50, history=HistoryPolicy.KEEP_LAST,
-                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self._watch_pub = self.create_publisher(WatchEvent, c.watch_events_topic, latched)
+        self._watch_pub = self.create_publisher(WatchEvent, c.watch_events_topic, latched(50))
         dispatcher: Any = RosDispatcher(self, bindings)
         self._mavlink: Any = None
         if c.uses_mavlink():
@@ -291,6 +335,7 @@ class ExecutorNode(Node):
                 c.redact.enabled, c.redact.digits, c.redact.coordinates, c.redact.name_list
             ),
             watches=self.watches,
+            journal=self._journal,
         )
         self._pool = ThreadPoolExecutor(
             max_workers=c.max_parallel_requests, thread_name_prefix='executor-request'
@@ -320,6 +365,7 @@ class ExecutorNode(Node):
         )
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self._announce_confirmation_security()
+        self._publish_pending()
         self.get_logger().info(
             f'executor ready: mode {c.mode.value}, {len(bindings)} bindings, listening on '
             f'{c.selection_topic}, traces -> {self._writer.path}'
@@ -364,14 +410,77 @@ class ExecutorNode(Node):
         except pydantic.ValidationError as exc:
             self.get_logger().error(f'unusable selection {msg.request_id!r}: {exc.errors()[0]}')
             return
-        if 'emergency_stop' in selection.tools:
+        with self._queue_lock:
+            closing, waiting = self._closing, len(self._queued)
+        refusal = ''
+        if closing or self._pool is None:
+            refusal = 'executor shutting down'
+        elif waiting >= self.config.max_queue and not urgent(selection):
+            refusal = f'executor queue full ({waiting} selections waiting for a worker)'
+        if refusal:
+            stop = 'cancelled_at_shutdown' if closing else 'refused'
+            self._sink(self.pipeline.unprocessed(selection, received, stop, refusal))
+            self._ack(selection.request_id, False, refusal)
+            self.get_logger().warning(f'request {selection.request_id} not processed: {refusal}')
+            return
+        accepted, reason = self._enqueue(selection, received)
+        self._ack(selection.request_id, accepted, reason)
+
+    def _enqueue(self, selection: Selection, received: float) -> tuple[bool, str]:
+        """Write the ``received`` event (write-ahead), then queue the selection for a worker."""
+        try:
+            self._journal(self.pipeline.received_event(selection, received))
+        except (OSError, ToolRouterError) as exc:
+            return False, f'trace not writable: {exc}'
+        ticket = next(self._tickets)
+        with self._queue_lock:
+            self._queued[ticket] = (selection, received)
+        if urgent(selection):
             # never behind the queue: its own thread, whatever the workers are waiting for
-            threading.Thread(target=self._process, args=(selection, received),
+            threading.Thread(target=self._process, args=(ticket,),
                              name='executor-emergency', daemon=True).start()
         elif self._pool is not None:
-            self._pool.submit(self._process, selection, received)
+            self._pool.submit(self._process, ticket)
+        return True, ''
 
-    def _process(self, selection: Selection, received: float) -> None:
+    def _ack(self, request_id: str, accepted: bool, reason: str) -> None:
+        try:
+            self._ack_pub.publish(
+                SelectionAck(
+                    stamp=_stamp(time.time()),
+                    request_id=request_id,
+                    accepted=accepted,
+                    reason=reason,
+                )
+            )
+        except Exception as exc:  # noqa: BLE001 - context shut down; the trace has it
+            self.get_logger().debug(f'ack {request_id} not published: {exc!r}')
+
+    def _journal(self, event: TraceEvent) -> None:
+        """Append one write-ahead event (fsync'd); raises when it is not on disk."""
+        if self._writer is None:
+            raise ToolRouterError('trace writer is closed')
+        try:
+            self._writer.write(event)
+        except (OSError, ToolRouterError) as exc:
+            self.get_logger().error(f'cannot write {event.event} of {event.request_id}: {exc}')
+            raise
+
+    def _process(self, ticket: int) -> None:
+        with self._queue_lock:
+            item = self._queued.pop(ticket, None)
+        if item is None:  # taken at shutdown: already traced cancelled_at_shutdown
+            return
+        selection, received = item
+        age = time.time() - received
+        if age > self.config.max_selection_age_s:
+            message = (
+                f'not dispatched: waited {age:.1f} s for a worker, more than '
+                f'max_selection_age_s {self.config.max_selection_age_s:g} s'
+            )
+            self._sink(self.pipeline.unprocessed(selection, received, 'expired', message))
+            self.get_logger().warning(f'request {selection.request_id} expired: {message}')
+            return
         try:
             record = self.pipeline.process(selection, received)
         except Exception as exc:  # noqa: BLE001 - never lose a worker thread silently
@@ -380,6 +489,20 @@ class ExecutorNode(Node):
         self._sink(record)
         summary = ', '.join(f'{t.tool}={t.outcome}' for t in record.tools)
         self.get_logger().info(f'request {record.request_id}: {summary} [{record.stop_reason}]')
+
+    def _publish_pending(self) -> None:
+        """The confirmations still waiting, as JSON, for operator UIs (and late joiners)."""
+        if self._pending_pub is None:
+            return
+        now = time.monotonic()
+        items = [
+            {'request_id': e.request_id, 'tool': e.tool, 'waiting_s': round(now - e.opened, 1)}
+            for e in self.book.pending_entries()
+        ]
+        try:
+            self._pending_pub.publish(String(data=json.dumps(items)))
+        except Exception as exc:  # noqa: BLE001 - context already shut down
+            self.get_logger().debug(f'pending list not published: {exc!r}')
 
     def _sink(self, record: TraceRecord) -> None:
         with self._sink_lock:
@@ -391,10 +514,9 @@ class ExecutorNode(Node):
             except (OSError, ToolRouterError) as exc:
                 self.get_logger().error(f'cannot write trace {record.request_id}: {exc}')
         fields = trace_message_fields(record)
+        done = record.stamps.dispatch_done or record.stamps.received
         try:
-            self._trace_pub.publish(
-                ExecutionTrace(stamp=_stamp(record.stamps.dispatch_done), **fields)
-            )
+            self._trace_pub.publish(ExecutionTrace(stamp=_stamp(done), **fields))
         except Exception as exc:  # noqa: BLE001 - context already shut down; the file has it
             self.get_logger().debug(f'trace {record.request_id} not published: {exc!r}')
 
@@ -427,8 +549,10 @@ class ExecutorNode(Node):
             scores=[1.0],
             fired_by=watch.watch_id,
         )
-        if self._pool is not None:
-            self._pool.submit(self._process, selection, time.time())
+        accepted, reason = self._enqueue(selection, time.time())
+        if not accepted:
+            self.get_logger().error(f'watch {watch.watch_id} fired but {watch.tool} not run: '
+                                    f'{reason}')
 
     def _sink_watch(self, record: WatchRecord) -> None:
         with self._sink_lock:
@@ -566,10 +690,27 @@ class ExecutorNode(Node):
         return SetParametersResult(successful=True)
 
     def destroy_node(self) -> None:
-        """Cancel watches, deny pending confirmations, stop the workers, close the trace files."""
+        """Stop cleanly, leaving a record for everything received.
+
+        Cancel watches, trace queued selections as cancelled, interrupt confirmation
+        waits, stop the workers (they finish their records), close the trace files.
+        """
         if hasattr(self, '_watch_timer'):
             self._watch_timer.cancel()
             self.watches.cancel_all('executor shutdown: watches do not survive a restart')
+        with self._queue_lock:
+            self._closing = True
+            queued = list(self._queued.values())
+            self._queued.clear()
+        for selection, received in queued:
+            self._sink(
+                self.pipeline.unprocessed(
+                    selection, received, 'cancelled_at_shutdown',
+                    'executor shut down before this selection was processed',
+                )
+            )
+        if queued:
+            self.get_logger().info(f'{len(queued)} queued selection(s) cancelled at shutdown')
         self.book.close()
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)

@@ -5,6 +5,13 @@ catalog, the embedding model and the index; ``activate`` starts serving;
 ``deactivate`` answers requests with ``success=false``; ``cleanup`` drops the
 model. With ``autostart`` (default true) it configures and activates itself,
 since a plain ``ros2 run`` has no lifecycle manager.
+
+Routing does not act: ``/route_request`` with ``execute=false`` (the default)
+only answers which tools would be picked. With ``execute=true`` the selection is
+published for the executor and the answer waits (``executor_ack_timeout_s``)
+for its acknowledgement: ``executed=true`` means an executor has it on disk;
+without one the answer is ``success=false``. All names are relative, so
+``-r __ns:=/uav1`` moves them.
 """
 
 from __future__ import annotations
@@ -28,7 +35,8 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy, DurabilityPolicy, HistoryPo
 from tool_router.config import RouterConfig, load_router_config
 from tool_router.errors import ToolRouterError
 from tool_router.executor.conditions import condition_notes
-from tool_router.msg import Request, SelectedCapabilities
+from tool_router.msg import Request, SelectedCapabilities, SelectionAck
+from tool_router.nodes.acks import AckWaiter
 from tool_router.nodes.common import (
     declare_from_dict,
     parameter_descriptions,
@@ -51,6 +59,7 @@ RELOAD_PARAMS = {
     'chroma_prefix',
     'request_topic',
     'selection_topic',
+    'ack_topic',
     'diagnostics_period_s',
 }
 
@@ -123,6 +132,9 @@ class RouterNode(LifecycleNode):
             callback_group=self._serve_group,
         )
         self._sub = None
+        self._ack_sub = None
+        self._acks = AckWaiter()
+        self._ack_group = MutuallyExclusiveCallbackGroup()
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
     # -- lifecycle ---------------------------------------------------------
@@ -163,6 +175,13 @@ class RouterNode(LifecycleNode):
         self._sub = self.create_subscription(
             Request, c.request_topic, self._on_request, 50, callback_group=self._topic_group
         )
+        self._ack_sub = self.create_subscription(
+            SelectionAck,
+            c.ack_topic,
+            lambda m: self._acks.deliver(m.request_id, m.accepted, m.reason),
+            100,
+            callback_group=self._ack_group,
+        )
         self._timer = self.create_timer(c.diagnostics_period_s, self._publish_diagnostics)
         h = self.router.health()
         self.get_logger().info(
@@ -174,7 +193,7 @@ class RouterNode(LifecycleNode):
     def on_activate(self, state: State) -> TransitionCallbackReturn:
         """Start serving /route_request."""
         self._active = True
-        self.get_logger().info('serving /route_request')
+        self.get_logger().info(f"serving {self.resolve_service_name('route_request')}")
         return super().on_activate(state)
 
     def on_deactivate(self, state: State) -> TransitionCallbackReturn:
@@ -196,13 +215,14 @@ class RouterNode(LifecycleNode):
     def _teardown(self) -> None:
         for entity, destroy in (
             (self._sub, self.destroy_subscription),
+            (self._ack_sub, self.destroy_subscription),
             (self._timer, self.destroy_timer),
             (self._selection_pub, self.destroy_lifecycle_publisher),
             (self._diag_pub, self.destroy_publisher),
         ):
             if entity is not None:
                 destroy(entity)
-        self._sub = self._timer = self._selection_pub = self._diag_pub = None
+        self._sub = self._ack_sub = self._timer = self._selection_pub = self._diag_pub = None
         self.router = None
 
     def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
@@ -292,7 +312,15 @@ class RouterNode(LifecycleNode):
         response.fallback_reason = result.fallback_reason
         response.dropped = result.dropped
         response.explanation_json = json.dumps(result.explanation(), default=str)
-        self._publish(result)
+        if request.execute and result.tools:
+            self._acks.expect(result.request_id)
+            self._publish(result)
+            timeout = self.config.executor_ack_timeout_s if self.config else 2.0
+            response.executed, reason = self._acks.wait(result.request_id, timeout)
+            if not response.executed:
+                response.success = False
+                note = f'routed but not executed: {reason}'
+                response.message = '; '.join(filter(None, [note, response.message]))
         response.latency_ms = (time.perf_counter() - start) * 1000.0
         with self._lock:
             self._counts['ok'] += 1
@@ -310,7 +338,8 @@ class RouterNode(LifecycleNode):
         with self._lock:
             self._counts['ok'] += 1
             self._latencies.append(result.latency_ms)
-        self._publish(result)
+        if msg.execute:
+            self._publish(result)
 
     def _publish(self, result: RouteResult) -> None:
         if result.tools and self._selection_pub is not None:

@@ -32,7 +32,7 @@ class SimVehicleNode(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__('sim_vehicle', **kwargs)
-        prefix = self.declare_parameter('prefix', '/sim').value.rstrip('/')
+        prefix = self.declare_parameter('prefix', 'sim').value.rstrip('/')
         altitude = float(self.declare_parameter('takeoff_altitude_m', 10.0).value)
         drain = float(self.declare_parameter('battery_drain_pct_per_s', 0.05).value)
         period = float(self.declare_parameter('state_period_s', 1.0).value)
