@@ -147,6 +147,7 @@ def test_bad_bags_are_named(tmp_path, capsys, catalog):
     store = typestore()
     stamp = store.types['builtin_interfaces/msg/Time'](sec=1, nanosec=0)
     msg = store.types[REQUEST_TYPE](stamp=stamp, request_id='r1', text='land now', policy='',
+                                    execute=False,
                                     level='', expected_tools=[])
     bag = write_bag(tmp_path / 'unannotated',
                     [BagEntry('/tool_router/requests', REQUEST_TYPE, 1, msg)])

@@ -71,6 +71,11 @@ class RouterConfig(BaseModel):
     selection_topic: str = Field(
         'tool_router/selected', description='Output topic of SelectedCapabilities (relative).'
     )
+    decision_topic: str = Field(
+        'tool_router/decisions',
+        description='Every decision as SelectedCapabilities, executed or not (recording, '
+        'scoring); nothing acts on it.',
+    )
     ack_topic: str = Field(
         'executor/acks', description="The executor's SelectionAck topic (relative)."
     )

@@ -4,8 +4,9 @@ Two kinds of messages matter:
 
 * ``tool_router/msg/Request`` (``/tool_router/requests``): a request and, for
   evaluation, its annotation (``level`` and ``expected_tools``).
-* ``tool_router/msg/SelectedCapabilities`` (``/tool_router/selected``): what the
-  router node answered.
+* ``tool_router/msg/SelectedCapabilities`` (``/tool_router/decisions``: every
+  decision, executed or not; ``/tool_router/selected`` carries only the executed
+  ones): what the router node answered.
 
 A bag with requests only is a dataset: ``tool-router eval`` routes it like a
 JSONL file. A bag that also holds selections is a recorded session: each
@@ -28,7 +29,7 @@ from tool_router.paths import share_dir
 REQUEST_TYPE = 'tool_router/msg/Request'
 SELECTION_TYPE = 'tool_router/msg/SelectedCapabilities'
 REQUEST_TOPIC = '/tool_router/requests'
-SELECTION_TOPIC = '/tool_router/selected'
+SELECTION_TOPIC = '/tool_router/decisions'  # every decision; never executed
 BAG_VERSION = 9  # rosbag2 metadata version written by Jazzy
 
 
@@ -60,7 +61,7 @@ def request_message(store: Any, example: Example, stamp_ns: int, policy: str = '
     """A rosbags ``Request`` carrying an example and its annotation."""
     return store.types[REQUEST_TYPE](
         stamp=_stamp(store, stamp_ns), request_id=request_id or example.id, text=example.request,
-        policy=policy, level=example.level, expected_tools=list(example.tools))
+        policy=policy, execute=False, level=example.level, expected_tools=list(example.tools))
 
 
 @dataclass

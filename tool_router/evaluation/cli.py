@@ -123,7 +123,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     live.add_argument('--timeout', type=float, default=30.0, help='seconds per call / to connect')
     live.add_argument('--record-out', metavar='BAGDIR',
                       help='with --live: record the requests and the node selections to a bag')
-    live.add_argument('--selection-topic', default='/tool_router/selected',
+    live.add_argument('--selection-topic', default='/tool_router/decisions',
                       help='with --record-out: topic of the node\'s selections')
     live.add_argument('--storage', choices=['mcap', 'sqlite3'], default='mcap',
                       help='with --record-out: rosbag2 storage format')
@@ -144,12 +144,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.set_defaults(handler=cmd_bag_record, set=[])
 
     s = bsub.add_parser('record-selections',
-                        help='record /tool_router/selected (and the requests) from the ROS graph')
+                        help='record /tool_router/decisions (and the requests) from the ROS graph')
     s.add_argument('--out', required=True, help='new bag directory')
     s.add_argument('--duration', type=float, required=True, help='seconds to record')
     s.add_argument('--storage', choices=['mcap', 'sqlite3'], default='mcap',
                    help='rosbag2 storage format')
-    s.add_argument('--selection-topic', default='/tool_router/selected',
+    s.add_argument('--selection-topic', default='/tool_router/decisions',
                    help='topic of the router\'s SelectedCapabilities')
     s.add_argument('--request-topic', default='/tool_router/requests',
                    help='request topic recorded alongside (its annotations score the session)')

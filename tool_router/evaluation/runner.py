@@ -143,7 +143,7 @@ class LiveBackend:
     """
 
     def __init__(self, client: Any, record: bool = False,
-                 selection_topic: str = '/tool_router/selected', timeout_s: float = 30.0) -> None:
+                 selection_topic: str = '/tool_router/decisions', timeout_s: float = 30.0) -> None:
         self.client = client
         self.timeout_s = timeout_s
         self.recorder = SelectionRecorder(client.node, selection_topic) if record else None

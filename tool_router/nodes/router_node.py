@@ -59,6 +59,7 @@ RELOAD_PARAMS = {
     'chroma_prefix',
     'request_topic',
     'selection_topic',
+    'decision_topic',
     'ack_topic',
     'diagnostics_period_s',
 }
@@ -112,6 +113,7 @@ class RouterNode(LifecycleNode):
         self._counts = {'ok': 0, 'rejected': 0, 'errors': 0}
         self._lock = threading.Lock()
         self._selection_pub = None
+        self._decision_pub = None
         self._diag_pub = None
         self._timer = None
         self._error = ''
@@ -168,6 +170,9 @@ class RouterNode(LifecycleNode):
         if self.router.index_warning:
             self.get_logger().warning(self.router.index_warning)
         c = self.config
+        self._decision_pub = self.create_lifecycle_publisher(
+            SelectedCapabilities, c.decision_topic, 50
+        )
         self._selection_pub = self.create_lifecycle_publisher(
             SelectedCapabilities, c.selection_topic, 10
         )
@@ -218,11 +223,13 @@ class RouterNode(LifecycleNode):
             (self._ack_sub, self.destroy_subscription),
             (self._timer, self.destroy_timer),
             (self._selection_pub, self.destroy_lifecycle_publisher),
+            (self._decision_pub, self.destroy_lifecycle_publisher),
             (self._diag_pub, self.destroy_publisher),
         ):
             if entity is not None:
                 destroy(entity)
-        self._sub = self._ack_sub = self._timer = self._selection_pub = self._diag_pub = None
+        self._sub = self._ack_sub = self._timer = self._diag_pub = None
+        self._selection_pub = self._decision_pub = None
         self.router = None
 
     def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
@@ -312,9 +319,11 @@ class RouterNode(LifecycleNode):
         response.fallback_reason = result.fallback_reason
         response.dropped = result.dropped
         response.explanation_json = json.dumps(result.explanation(), default=str)
-        if request.execute and result.tools:
+        if not request.execute:
+            self._publish(result, execute=False)
+        elif result.tools:
             self._acks.expect(result.request_id)
-            self._publish(result)
+            self._publish(result, execute=True)
             timeout = self.config.executor_ack_timeout_s if self.config else 2.0
             response.executed, reason = self._acks.wait(result.request_id, timeout)
             if not response.executed:
@@ -338,12 +347,21 @@ class RouterNode(LifecycleNode):
         with self._lock:
             self._counts['ok'] += 1
             self._latencies.append(result.latency_ms)
-        if msg.execute:
-            self._publish(result)
+        self._publish(result, execute=msg.execute)
 
-    def _publish(self, result: RouteResult) -> None:
-        if result.tools and self._selection_pub is not None:
-            self._selection_pub.publish(selection_message(result, stamp_now(self)))
+    def _publish(self, result: RouteResult, execute: bool) -> None:
+        """Publish a decision on the decision topic; with ``execute`` also for the executor.
+
+        The decision topic serves recording and scoring and is never executed; only
+        the selection topic is acted on.
+        """
+        if not result.tools:
+            return
+        msg = selection_message(result, stamp_now(self))
+        if self._decision_pub is not None:
+            self._decision_pub.publish(msg)
+        if execute and self._selection_pub is not None:
+            self._selection_pub.publish(msg)
 
     def _publish_diagnostics(self) -> None:
         if self._diag_pub is None:
