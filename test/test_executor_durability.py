@@ -112,7 +112,8 @@ def test_bounded_queue_expiry_late_joiners_and_shutdown(tmp_path):
     trace_dir = tmp_path / 'traces'
     proc = executor(trace_dir, ns, 'max_parallel_requests:=1', 'max_queue:=2',
                     'max_selection_age_s:=1.0', 'confirm_timeout_s:=30.0',
-                    'max_pending_confirmations_per_tool:=1')
+                    'max_pending_confirmations_per_tool:=1',
+                    'insecure_confirmations:=true')  # unsigned test decisions (docs/SECURITY.md)
     peer = RosPeer()
     try:
         acks = AckWatch(peer, f'/{ns}/executor/acks')

@@ -127,7 +127,7 @@ def test_the_trace_writer_chains_its_lines_across_rotation_and_readers_see_plain
         tmp_path):
     from test_trace_records import record
     from tool_router.executor.traces import TraceWriter, read_traces
-    writer = TraceWriter(tmp_path, max_bytes=2048, fsync=False, chain_key=KEY)
+    writer = TraceWriter(tmp_path, max_bytes=4096, fsync=False, chain_key=KEY)
     for i in range(12):
         writer.write(record(i))
     writer.close()
