@@ -387,20 +387,23 @@ def _name(command: int) -> str:
 
 
 def run_from_args(args: Any) -> int:
-    """Start the simulator and print a status line every 5 s until interrupted."""
+    """Start the simulator and print a status line every 5 s until Ctrl-C or SIGTERM."""
+    import signal
+
     sim = MavlinkSim(args.connection, system=args.system, battery_pct=args.battery,
                      drain_pct_per_s=args.drain, min_arm_battery_pct=args.min_arm_battery)
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
+    signal.signal(signal.SIGINT, lambda *_: done.set())
     sim.start()
     print(f'MAVLink simulator (system {args.system}) on {args.connection}; Ctrl-C stops it',
           flush=True)
     try:
-        while True:
-            time.sleep(5.0)
+        while not done.wait(5.0):
             s = sim.snapshot()
             print(f"{s['phase']:8} {s['mode']:9} alt {s['alt']:5.1f} m  "
                   f"{s['lat']:.6f},{s['lon']:.6f}  battery {s['battery_pct']:.1f} %  "
                   f"images {s['images']}", flush=True)
-    except KeyboardInterrupt:
-        return 0
     finally:
         sim.stop()
+    return 0
