@@ -11,7 +11,7 @@ dispatching, finished) and listens to the executor's SelectionAck. After a rando
 directory. At the end every line of every trace file is parsed strictly and each
 acknowledged request id is looked up: an acknowledged request with no line on disk
 is a loss. The report gives sent / acknowledged / on disk / lost, bad lines, and
-the last state of the requests each kill left unfinished.
+after each kill the unfinished requests so far (cumulative) by their last state.
 """
 from __future__ import annotations
 
@@ -178,7 +178,7 @@ def run(kills: int = 10, rate_hz: float = 20.0, critical_every: int = 4, seed: i
         'acknowledged_on_disk': len(acked & on_disk), 'lost': len(lost),
         'lost_ids': lost[:20], 'lines': len(lines), 'bad_lines': len(bad),
         'bad_line_examples': bad[:5], 'unfinished_at_end': len(unfinished),
-        'unfinished_per_kill': kill_states, 'trace_dir': str(trace_dir),
+        'unfinished_after_each_kill': kill_states, 'trace_dir': str(trace_dir),
     }
 
 

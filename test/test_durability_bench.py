@@ -18,4 +18,4 @@ def test_durability_smoke(tmp_path):
     assert report['acknowledged'] > 10, report
     assert report['lost'] == 0 and report['bad_lines'] == 0, report
     assert report['acknowledged_on_disk'] == report['acknowledged']
-    assert len(report['unfinished_per_kill']) == 2
+    assert len(report['unfinished_after_each_kill']) == 2

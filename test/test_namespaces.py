@@ -1,0 +1,59 @@
+"""Two complete stacks (router, executor, simulator) in two namespaces on one DDS domain.
+
+Every name the nodes use is relative, so ``-r __ns:=/uavN`` moves all of them: a
+request executed on uav1 moves uav1's simulator only, and uav2's traces stay empty.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+from procs import NodeProcess, wait_until
+from test_executor_nodes import RosPeer, read_records, start
+
+pytestmark = pytest.mark.slow  # starts ROS processes (two routers with MiniLM)
+
+
+def test_a_request_to_one_vehicle_never_moves_the_other(tmp_path):
+    from rclpy.qos import DurabilityPolicy, QoSProfile
+    from std_msgs.msg import String
+    from tool_router.srv import RouteRequest
+    procs: list[NodeProcess] = []
+    peer = None
+    try:
+        for ns in ('uav1', 'uav2'):
+            remap = ('-r', f'__ns:=/{ns}')
+            procs.append(NodeProcess('tool_router.nodes.router_node', *remap,
+                                     '-p', 'chroma_ephemeral:=true'))
+            procs.append(start('tool_router.nodes.sim_vehicle', *remap,
+                               ready='simulated vehicle ready'))
+            procs.append(start('tool_router.nodes.executor_node', *remap,
+                               '-p', f'trace_dir:={tmp_path / ns}', ready='executor ready'))
+        for router, ns in ((procs[0], 'uav1'), (procs[3], 'uav2')):
+            assert router.wait_for(f'serving /{ns}/route_request', 240), router.output[-2000:]
+        peer = RosPeer()
+        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        states = {ns: peer.watch(String, f'/{ns}/sim/state', latched) for ns in ('uav1', 'uav2')}
+        assert wait_until(lambda: all(states.values()), 15)
+        before = {ns: json.loads(box[-1].data)['commands'] for ns, box in states.items()}
+
+        resp = peer.call(RouteRequest, '/uav1/route_request', RouteRequest.Request(
+            text='take a photo', execute=True), timeout_s=60)
+        assert resp.success and resp.executed and 'rgb_camera' in resp.tools, resp.message
+        assert wait_until(lambda: any(r['request_id'] == resp.request_id
+                                      for r in read_records(tmp_path / 'uav1')), 15)
+        assert wait_until(lambda: json.loads(states['uav1'][-1].data)['commands']
+                          > before['uav1'], 10)
+        # route only on uav2: answered, nothing executed anywhere
+        dry = peer.call(RouteRequest, '/uav2/route_request',
+                        RouteRequest.Request(text='land the drone'), timeout_s=60)
+        assert dry.success and not dry.executed and dry.tools
+        assert not wait_until(lambda: json.loads(states['uav2'][-1].data)['commands']
+                              != before['uav2'], 2)
+        assert read_records(tmp_path / 'uav2') == []
+        assert json.loads(states['uav1'][-1].data)['last_command'] == 'rgb_camera'
+    finally:
+        if peer is not None:
+            peer.close()
+        codes = [p.stop() for p in reversed(procs)]
+    assert all(code == 0 for code in codes), codes
