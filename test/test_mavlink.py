@@ -26,6 +26,7 @@ from tool_router.executor.watches import WatchManager  # noqa: E402
 from tool_router.paths import config_path  # noqa: E402
 
 M = pytest.importorskip('pymavlink.mavutil').mavlink
+pytestmark = pytest.mark.slow  # about 25 s of simulated flight over UDP; the fast tier skips it
 
 
 def free_udp_port() -> int:
