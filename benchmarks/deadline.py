@@ -9,6 +9,12 @@ gate always open and ``deadline_ms``; the script prints the median, p95 and max
 of the wall-clock time per request and of the overshoot past the deadline.
 
     python benchmarks/deadline.py [-n 30] [--deadline-ms 400] [--delay-s 3] [--encoder hashing]
+        [--shape slow|huge|huge-unsized|nested|drip|utf16]
+
+``--shape`` picks what the endpoint returns (issue 13): ``slow`` answers after
+``--delay-s``; ``huge`` answers at once with 100,000 names (~1.5 MB);
+``huge-unsized`` the same without a Content-Length; ``nested`` 200,000 ``[``;
+``drip`` a valid reply one byte every 50 ms; ``utf16`` a valid reply in UTF-16.
 """
 from __future__ import annotations
 
@@ -34,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('-n', type=int, default=30, help='requests to time (default 30)')
     ap.add_argument('--deadline-ms', type=float, default=400.0, help='hybrid.deadline_ms')
     ap.add_argument('--delay-s', type=float, default=3.0, help='server delay before answering')
+    ap.add_argument('--shape', default='slow',
+                    choices=('slow', 'huge', 'huge-unsized', 'nested', 'drip', 'utf16'))
     ap.add_argument('--encoder', choices=('minilm', 'hashing'), default='minilm',
                     help='MiniLM (what the router ships) or the tests\' hashing encoder')
     args = ap.parse_args(argv)
@@ -43,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     import numpy as np
     import torch
 
-    from llm_server import ModelServer
+    from llm_server import ModelServer, openai_reply
     from tool_router.catalog import load_catalog
     from tool_router.config import RouterConfig
     from tool_router.index import CatalogIndex
@@ -62,19 +70,30 @@ def main(argv: list[str] | None = None) -> int:
         encoder = SentenceTransformerEncoder('all-MiniLM-L6-v2', 'cpu')
     index = CatalogIndex.ephemeral(catalog, encoder)
     server = ModelServer()
-    server.default = {'content': '{"tools": ["land"]}', 'delay': args.delay_s}
+    valid = json.dumps(openai_reply('{"tools": ["land"]}'))
+    huge = json.dumps(openai_reply(json.dumps(
+        {'tools': [f'tool_{i}' for i in range(100_000)] + ['land']}))).encode()
+    server.default = {
+        'slow': {'content': '{"tools": ["land"]}', 'delay': args.delay_s},
+        'huge': {'raw': huge},
+        'huge-unsized': {'raw': huge, 'no_length': True},
+        'nested': {'raw': b'[' * 200_000},
+        'drip': {'raw': valid.encode(), 'drip': 0.05},
+        'utf16': {'raw': valid.encode('utf-16')},
+    }[args.shape]
     # n < 100 timeouts: the circuit never opens
     llm = LLMParams(url=server.url, allow_remote=True, breaker_failures=100)
     hybrid = HybridParams(gate='always', mode='full', deadline_ms=args.deadline_ms)
     router = Router(RouterConfig(chroma_ephemeral=True, llm=llm, hybrid=hybrid), index=index)
     router.route('warm up', 'cdbv3')
-    elapsed, timeouts = [], 0
+    elapsed, timeouts, reasons = [], 0, set()
     try:
         for _ in range(args.n):
             start = time.perf_counter()
             result = router.route(TEXT, 'hybrid')
             elapsed.append((time.perf_counter() - start) * 1000.0)
             timeouts += 'timeout' in result.fallback_reason
+            reasons.add(result.fallback_reason.split(':')[0][:60])
     finally:
         server.close()
     ms = np.asarray(elapsed)
@@ -83,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     def stats(a: np.ndarray) -> dict[str, float]:
         return {k: round(float(v), 1) for k, v in
                 (('median', np.median(a)), ('p95', np.percentile(a, 95)), ('max', a.max()))}
-    print(json.dumps({'n': args.n, 'deadline_ms': args.deadline_ms, 'encoder': args.encoder,
+    print(json.dumps({'n': args.n, 'shape': args.shape, 'deadline_ms': args.deadline_ms,
+                      'encoder': args.encoder, 'reasons': sorted(reasons),
                       'timeouts': timeouts, 'elapsed_ms': stats(ms),
                       'overshoot_ms': stats(over)}, indent=2))
     return 0
