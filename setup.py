@@ -23,6 +23,10 @@ setup(
         (f'share/{package_name}/launch', glob('launch/*.py')),
         (f'share/{package_name}/msg', glob('msg/*.msg')),
         (f'share/{package_name}/srv', glob('srv/*.srv')),
+        # The reporting (test) splits, for the fitting guard (evaluation/fitting/guard.py).
+        *[(f'share/{package_name}/{d}', [f for f in glob(f'{d}/test*.jsonl')])
+          for d in sorted({p.rsplit('/', 1)[0] for p in glob('benchmarks/data/**/test*.jsonl',
+                                                              recursive=True)})],
     ],
     install_requires=['pydantic>=2.7', 'PyYAML>=6', 'numpy>=1.26', 'chromadb==1.5.9',
                       'sentence-transformers', 'httpx', 'rosbags', 'matplotlib', 'tqdm',

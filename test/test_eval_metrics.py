@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 
+from tool_router.explanation import LLMFacts
 from tool_router.errors import RequestError
 from tool_router.evaluation.metrics import (LLMFlags, bootstrap_ci, level_metrics, macro,
                                             make_record, paired_diffs, policy_report, score)
@@ -94,15 +95,15 @@ def test_in_scope_empty_rate_and_latency():
 def test_llm_flags_reported_only_when_present():
     local = policy_report([rec('d', 'direct', ['land'], ['land'])])
     assert local.llm is None
-    flags = [LLMFlags.from_extra({'malformed': True, 'invented': ['x']}),
-             LLMFlags.from_extra({'timeout': True, 'error': 'timed out'}),
-             LLMFlags.from_extra({})]
+    flags = [LLMFlags.from_facts(LLMFacts(malformed=True, invented=['x'])),
+             LLMFlags.from_facts(LLMFacts(timeout=True, error='timed out')),
+             LLMFlags.from_facts(LLMFacts())]
     records = [rec(str(i), 'direct', ['land'], ['land'], llm=f) for i, f in enumerate(flags)]
     llm = policy_report(records).llm
     assert llm.n == 3
     assert llm.malformed_rate == pytest.approx(1 / 3) and llm.invented_rate == pytest.approx(1 / 3)
     assert llm.timeout_rate == pytest.approx(1 / 3) and llm.error_rate == pytest.approx(1 / 3)
-    assert LLMFlags.from_extra(None) is None
+    assert LLMFlags.from_facts(None) is None
 
 
 def test_repeats_spread():

@@ -9,7 +9,10 @@ import pytest
 from llm_server import ModelServer, closed_port
 from tool_router.config import RouterConfig
 from tool_router.llm.settings import HybridParams, LLMParams
-from tool_router.policies.hybrid import composite, fit_gate, gate_signals, uncertain
+from tool_router.evaluation.fitting.gate import fit_gate
+from tool_router.evaluation.metrics import composite
+from tool_router.explanation import GateSignals
+from tool_router.policies.hybrid import gate_signals, uncertain
 from tool_router.policies.base import Decision
 from tool_router.router import Router
 
@@ -56,14 +59,14 @@ def test_disabled_is_exactly_the_local_result(router, index, server):
         assert (result.tools, result.scores) == (local.tools, local.scores)
         assert result.fallback_used is False
         assert 'disabled' in result.fallback_reason
-        assert 'llm' not in result.decision.extra  # no call: not counted as an LLM reply
-        assert 'disabled' in result.decision.extra['llm_skipped']
+        assert result.decision.llm is None  # no call: not counted as an LLM reply
+        assert 'disabled' in result.decision.hybrid.llm_skipped
     assert server.requests == []
 
 
 def test_refine_sends_only_the_candidates_and_llm_picks_among_them(index, server):
     r = make_router(index, server.url, mode='refine', refine_top_k=6)
-    local = r.policy('cdbv3').route(COMPOUND, 8)
+    local = r.policy('cdbv3').route(COMPOUND, 8).capped(8)  # as the router serves it
     shortlist = r.policy('hybrid').shortlist(local)
     pick = shortlist[-1]
     server.reply(f'{{"tools": ["{pick}", "summon_pizza"]}}')
@@ -72,9 +75,9 @@ def test_refine_sends_only_the_candidates_and_llm_picks_among_them(index, server
     assert sent == shortlist and len(sent) == max(6, len(local.tools)) < 42
     assert result.tools == [pick]
     assert result.fallback_used is True and 'LLM consulted' in result.fallback_reason
-    facts = result.decision.extra['llm']
-    assert facts['invented'] == ['summon_pizza'] and facts['ignored'] == ['summon_pizza']
-    assert result.decision.extra['llm_mode'] == 'refine'
+    facts = result.decision.llm
+    assert facts.invented == ['summon_pizza'] and facts.ignored == ['summon_pizza']
+    assert result.decision.hybrid.llm_mode == 'refine'
 
 
 def test_refine_ignores_catalog_tools_outside_the_shortlist(index, server):
@@ -84,8 +87,8 @@ def test_refine_ignores_catalog_tools_outside_the_shortlist(index, server):
     server.reply(f'{{"tools": ["land", "{outside}"]}}')
     result = r.route('land now', 'hybrid')
     assert outside not in result.tools and 'land' in result.tools
-    facts = result.decision.extra['llm']
-    assert facts['ignored'] == [outside] and facts['invented'] == []  # in the catalog
+    facts = result.decision.llm
+    assert facts.ignored == [outside] and facts.invented == []  # in the catalog
 
 
 def test_full_mode_sends_the_whole_catalog(index, server):
@@ -141,9 +144,9 @@ def test_deadline_is_honoured_with_a_slow_server(router, index, server):
     result = r.route(COMPOUND, 'hybrid')
     assert result.tools == local.tools and late not in result.tools
     assert result.fallback_used is False and 'timeout' in result.fallback_reason
-    facts = result.decision.extra['llm']
-    assert facts['sent'] is True and facts['timeout'] is True
-    budget_s = float(re.search(r'([0-9.]+) s', facts['error']).group(1))
+    facts = result.decision.llm
+    assert facts.sent is True and facts.timeout is True
+    budget_s = float(re.search(r'([0-9.]+) s', facts.error).group(1))
     assert 0 < budget_s <= 0.4  # the LLM got what was left of the 400 ms, not timeout_s
 
 
@@ -181,18 +184,17 @@ def test_local_policy_is_looked_up_by_name(index, server):
 def test_gate_signals_margin():
     d = Decision('x', ['a', 'b'], [1.0, 0.6], candidates=[('a', 1.0), ('b', 0.6), ('c', 0.5)])
     s = gate_signals(d)
-    assert s['margin'] == pytest.approx(0.1) and s['n_tools'] == 2 and not s['abstained']
+    assert s.margin == pytest.approx(0.1) and s.n_tools == 2 and not s.abstained
     p = HybridParams(gate_margin=0.2, gate_min_tools=5, gate_confidence=0.0)
     assert uncertain(s, p) == (True, 'margin 0.100 < 0.2')
     assert not uncertain(s, p.model_copy(update={'gate_margin': 0.05}))[0]
-    assert uncertain(
-        {**s, 'confidence': 0.3}, p.model_copy(update={'gate_margin': 0.0, 'gate_confidence': 0.5})
-    )[0]
+    unsure = s.model_copy(update={'confidence': 0.3})
+    assert uncertain(unsure, p.model_copy(update={'gate_margin': 0.0, 'gate_confidence': 0.5}))[0]
 
 
 def test_fit_gate_targets_the_wrong_answers():
     rows = [
-        {'confidence': 1.0, 'margin': m, 'n_tools': 1, 'abstained': False, 'loss': loss}
+        (GateSignals(confidence=1.0, margin=m, n_tools=1, abstained=False), loss)
         for m, loss in [
             (0.05, 1.0),
             (0.1, 0.8),
@@ -211,7 +213,8 @@ def test_fit_gate_targets_the_wrong_answers():
     assert 0.1 < got['gate_margin'] <= 0.5
 
 
-def test_composite():
+def test_composite():  # composite(truth, predicted)
     assert composite(['a'], ['a']) == 1.0
-    assert composite([], []) == 1.0 and composite(['a'], []) == 0.0
-    assert composite(['a', 'b'], ['a']) == pytest.approx(0.5 + 0.125)
+    assert composite([], []) == 1.0 and composite([], ['a']) == 0.0
+    assert composite(['a'], ['a', 'b']) == pytest.approx(0.5 + 0.125)
+    assert composite(['a', 'b'], ['a']) == pytest.approx(0.25 + 0.25)

@@ -1,13 +1,15 @@
 """The default policy (lcr): decisions, abstention, explanations, fitting, typo repair."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from tool_router.clauses import Clause
 from tool_router.errors import ConfigError, DatasetError
-from tool_router.fit import fit, objective
+from tool_router.evaluation.fitting.lcr import fit
+from tool_router.evaluation.fitting.objective import objective
 from tool_router.evaluation.dataset import Example
 from tool_router.policies.lcr import FEATURES, SCOPE_FEATURES, Features, decide, load_models
 from tool_router.spelling import Speller
@@ -105,7 +107,7 @@ def test_abstains_when_no_tool_serves(router, text):
     decision = router.policy('lcr').route(text, 8)  # the policy itself, before any safety screen
     assert decision.tools == [] and decision.abstained
     assert 'out of scope' in decision.note
-    assert decision.extra['in_scope'] < 0.5
+    assert decision.in_scope < 0.5
 
 
 @pytest.mark.parametrize(
@@ -145,11 +147,13 @@ def test_typo_repair_uses_catalog_words_and_protects_real_words(catalog, encoder
     assert speller.correct('good good weather') == 'good weather'  # repeats only, case aside
 
 
-def test_fit_refuses_the_test_split(router, tmp_path):
-    path = tmp_path / 'test.jsonl'
-    path.write_text('{"id": "x", "level": "direct", "request": "land", "tools": ["land"]}\n')
-    with pytest.raises(DatasetError, match='test split'):
+def test_fit_refuses_a_renamed_copy_of_the_test_split(router, tmp_path):
+    path = tmp_path / 'latest_dev.jsonl'
+    shipped = Path(__file__).resolve().parent.parent / 'benchmarks' / 'data' / 'test.jsonl'
+    path.write_text(shipped.read_text(encoding='utf-8'), encoding='utf-8')
+    with pytest.raises(DatasetError, match='in a test split'):
         fit(path, router, tmp_path / 'model.json')
+    assert not (tmp_path / 'model.json').exists()
 
 
 def test_objective_counts_levels_and_out_of_scope():

@@ -12,7 +12,7 @@ from tool_router.llm.client import CircuitBreaker, endpoint
 from tool_router.llm.parse import parse_reply
 from tool_router.llm.redact import redact
 from tool_router.llm.settings import LLMParams, apply_environment
-from tool_router.policies.llm import LLMPolicy
+from tool_router.policies.llm import LLMConsultant, LLMPolicy
 
 KEY = 'sk-test-SECRET-4242'
 
@@ -33,7 +33,7 @@ def ollama():
 
 def make(catalog, url, **kw):
     params = LLMParams(url=url, allow_remote=True, model='gpt-oss:120b', **kw)
-    return LLMPolicy(catalog, params)
+    return LLMPolicy(LLMConsultant(catalog, params))
 
 
 def route(policy, text='land when the battery drops below 20%'):
@@ -97,11 +97,11 @@ def test_openai_shape_catalog_temperature_and_key(catalog, server, monkeypatch):
     assert '{"tools": [' in system['content']
     assert 'land when the battery drops below 20%' in user['content']
     assert req['headers']['Authorization'] == f'Bearer {KEY}'
-    facts = decision.extra['llm']
-    assert facts['sent'] and facts['host'] == server.url.split('//')[1]
-    assert facts['provider'] == 'openai' and facts['model'] == 'gpt-oss:120b'
-    assert not facts['malformed'] and not facts['timeout'] and facts['error'] == ''
-    assert facts['duration_ms'] > 0
+    facts = decision.llm
+    assert facts.sent and facts.host == server.url.split('//')[1]
+    assert facts.provider == 'openai' and facts.model == 'gpt-oss:120b'
+    assert not facts.malformed and not facts.timeout and facts.error == ''
+    assert facts.duration_ms > 0
     assert KEY not in json.dumps(decision.explanation(), default=str)
 
 
@@ -117,7 +117,7 @@ def test_ollama_shape(catalog, ollama, monkeypatch):
     assert body['options']['temperature'] == 0.3 and body['model'] == 'gpt-oss:120b'
     assert 'return_to_home' in body['messages'][0]['content']
     assert req['headers']['Authorization'] == f'Bearer {KEY}'
-    assert decision.extra['llm']['provider'] == 'ollama'
+    assert decision.llm.provider == 'ollama'
 
 
 def test_endpoint_tolerates_v1_suffix():
@@ -136,8 +136,8 @@ def test_prose_and_fenced_replies_are_recovered(catalog, server):
     )
     policy = make(catalog, server.url)
     first, second = route(policy), route(policy)
-    assert first.tools == ['land'] and first.extra['llm']['malformed']
-    assert second.tools == ['takeoff'] and second.extra['llm']['malformed']
+    assert first.tools == ['land'] and first.llm.malformed
+    assert second.tools == ['takeoff'] and second.llm.malformed
 
 
 def test_invented_names_are_dropped_by_the_router(catalog, fake_index, server):
@@ -149,7 +149,7 @@ def test_invented_names_are_dropped_by_the_router(catalog, fake_index, server):
     result = Router(config, index=fake_index).route('land now', 'llm')
     assert result.tools == ['land']
     assert result.dropped == ['summon_pizza']
-    assert result.decision.extra['llm']['invented'] == ['summon_pizza']
+    assert result.decision.llm.invented == ['summon_pizza']
 
 
 @pytest.mark.parametrize(
@@ -165,9 +165,9 @@ def test_failures_give_no_tools(catalog, server, step, error):
     server.reply(step)
     decision = route(make(catalog, server.url))
     assert decision.tools == [] and decision.abstained
-    assert decision.extra['llm']['error'].startswith(error)
-    assert decision.extra['llm']['sent']
-    assert decision.extra['fallback_reason']
+    assert decision.llm.error.startswith(error)
+    assert decision.llm.sent
+    assert decision.fallback_reason
 
 
 def test_slow_reply_times_out(catalog, server):
@@ -176,16 +176,16 @@ def test_slow_reply_times_out(catalog, server):
     server.reply({'content': '{"tools": ["land"]}', 'delay': 2.0})
     decision = route(make(catalog, server.url, timeout_s=0.3))
     assert decision.tools == [] and decision.abstained
-    facts = decision.extra['llm']
-    assert facts['timeout'] is True and facts['sent'] is True
-    assert 'timeout' in facts['error'] and '0.30 s' in facts['error']
+    facts = decision.llm
+    assert facts.timeout is True and facts.sent is True
+    assert 'timeout' in facts.error and '0.30 s' in facts.error
 
 
 def test_connection_refused(catalog):
     decision = route(make(catalog, f'http://127.0.0.1:{closed_port()}'))
     assert decision.tools == []
-    assert decision.extra['llm']['error'].startswith('connect')
-    assert not decision.extra['llm']['timeout']
+    assert decision.llm.error.startswith('connect')
+    assert not decision.llm.timeout
 
 
 def test_circuit_breaker_opens_and_closes(catalog, server):
@@ -197,8 +197,8 @@ def test_circuit_breaker_opens_and_closes(catalog, server):
     assert len(server.requests) == 2
     blocked = route(policy)
     assert len(server.requests) == 2  # no call while open
-    assert 'circuit open' in blocked.extra['fallback_reason']
-    assert blocked.extra['llm']['sent'] is False
+    assert 'circuit open' in blocked.fallback_reason
+    assert blocked.llm.sent is False
     time.sleep(0.45)
     recovered = route(policy)
     assert recovered.tools == ['land'] and len(server.requests) == 3
@@ -227,7 +227,7 @@ def test_key_not_in_errors(catalog, server, monkeypatch):
     monkeypatch.setenv('TOOL_ROUTER_LLM_API_KEY', KEY)
     server.reply({'status': 401, 'body': {'error': f'bad key {KEY}'}})
     decision = route(make(catalog, server.url))
-    assert 'HTTP 401' in decision.extra['llm']['error']
+    assert 'HTTP 401' in decision.llm.error
     assert KEY not in json.dumps(decision.explanation(), default=str)
 
 
@@ -242,7 +242,7 @@ def test_redaction_strips_numbers_coordinates_and_names(catalog, server):
     for secret in ('47.6101', '122.3331', '25', 'Smith', 'Farm'):
         assert secret not in sent
     assert 'battery' in sent and '<coordinates>' in sent and '<name>' in sent
-    assert decision.extra['llm']['redacted'] == 3
+    assert decision.llm.redacted == 3
 
 
 def test_redact_keeps_units():
@@ -256,10 +256,10 @@ def test_redact_keeps_units():
 def test_disabled_by_default_sends_nothing(catalog, server, params):
     if params.url:
         params = params.model_copy(update={'url': server.url})
-    decision = route(LLMPolicy(catalog, params))
+    decision = route(LLMPolicy(LLMConsultant(catalog, params)))
     assert server.requests == []
-    assert decision.tools == [] and decision.extra['llm']['sent'] is False
-    assert 'disabled' in decision.extra['fallback_reason']
+    assert decision.tools == [] and decision.llm.sent is False
+    assert 'disabled' in decision.fallback_reason
 
 
 def test_environment_overrides_the_file():

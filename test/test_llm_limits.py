@@ -14,7 +14,7 @@ from llm_server import ModelServer, openai_reply
 from tool_router.llm.client import MAX_REPLY_BYTES
 from tool_router.llm.parse import MAX_NAMES, parse_reply
 from tool_router.llm.settings import LLMParams
-from tool_router.policies.llm import LLMPolicy
+from tool_router.policies.llm import LLMConsultant, LLMPolicy
 
 NAMES = {'land', 'takeoff'}
 
@@ -28,7 +28,7 @@ def server():
 
 def make(catalog, url, **kw):
     kw.setdefault('breaker_failures', 100)
-    return LLMPolicy(catalog, LLMParams(url=url, allow_remote=True, **kw))
+    return LLMPolicy(LLMConsultant(catalog, LLMParams(url=url, allow_remote=True, **kw)))
 
 
 def route(policy):
@@ -62,8 +62,8 @@ def test_oversized_body_is_refused_unread(catalog, server):
     server.reply(json.dumps({'tools': names}))
     decision = route(make(catalog, server.url, timeout_s=3))
     assert decision.tools == []
-    assert decision.extra['llm']['error'].startswith('bad_response')
-    assert f'{MAX_REPLY_BYTES}-byte bound' in decision.extra['llm']['error']
+    assert decision.llm.error.startswith('bad_response')
+    assert f'{MAX_REPLY_BYTES}-byte bound' in decision.llm.error
 
 
 def test_oversized_body_without_length_is_cut_at_the_bound(catalog, server):
@@ -71,7 +71,7 @@ def test_oversized_body_without_length_is_cut_at_the_bound(catalog, server):
     server.reply({'raw': body, 'no_length': True})
     decision = route(make(catalog, server.url, timeout_s=3))
     assert decision.tools == []
-    assert 'byte bound' in decision.extra['llm']['error']
+    assert 'byte bound' in decision.llm.error
 
 
 @pytest.mark.parametrize(
@@ -86,7 +86,7 @@ def test_undecodable_bodies_degrade(catalog, server, raw):
     server.reply({'raw': raw})
     decision = route(make(catalog, server.url, timeout_s=3))
     assert decision.tools == [] and decision.abstained
-    assert decision.extra['llm']['error'].startswith('bad_response')
+    assert decision.llm.error.startswith('bad_response')
 
 
 def test_utf16_json_body_is_read(catalog, server):
@@ -103,10 +103,10 @@ def test_dripping_servers_do_not_starve_later_calls(catalog, server):
     for _ in range(6):
         server.reply(dict(drip))
         decision = route(policy)
-        assert decision.tools == [] and decision.extra['llm']['timeout'] is True
+        assert decision.tools == [] and decision.llm.timeout is True
     server.reply('{"tools": ["land"]}')
     decision = policy.route('land now', 8)  # the same client, after its drips
-    assert decision.tools == ['land'], decision.extra['llm']
+    assert decision.tools == ['land'], decision.llm
 
 
 def test_compressed_reply_is_refused(catalog, server):
@@ -115,4 +115,4 @@ def test_compressed_reply_is_refused(catalog, server):
     )
     decision = route(make(catalog, server.url, timeout_s=3))
     assert decision.tools == []
-    assert 'compressed' in decision.extra['llm']['error']
+    assert 'compressed' in decision.llm.error

@@ -4,7 +4,9 @@ import pytest
 
 from tool_router.errors import RequestError
 from tool_router.policies.base import Decision
-from tool_router.router import POLICIES, check_text
+from tool_router.config import config_model
+from tool_router.policies.registry import REGISTRY, PolicySpec
+from tool_router.router import Router, check_text
 
 
 @pytest.fixture(scope='module')
@@ -53,12 +55,11 @@ def test_a_policy_that_invents_names_is_filtered(router):
         def route(self, text, max_tools):
             return Decision('rogue', ['land', 'launch_missiles', 'land'], [1.0, 1.0, 0.5])
 
-    POLICIES['rogue'] = lambda r: Rogue()
-    try:
-        result = router.route('land now', 'rogue')
-    finally:
-        POLICIES.pop('rogue')
-        router.reset_policies()
+    registry = REGISTRY.with_policies(PolicySpec('rogue', lambda ctx: Rogue()))
+    config = config_model(registry)(chroma_ephemeral=True, policy='cdbv3')
+    with Router(config, index=router.index) as rogue_router:
+        result = rogue_router.route('land now', 'rogue')
     assert result.tools == ['land']
-    assert result.dropped == ['launch_missiles']
-    assert result.explanation()['dropped'] == ['launch_missiles']
+    assert result.dropped == ['launch_missiles'] and result.duplicates == ['land']
+    assert result.explanation().dropped == ['launch_missiles']
+    assert result.explanation().duplicates == ['land']

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import os
 import sys
-from typing import Any
 
 # Modules that add sub-commands (each has register(subparsers)).
 COMMAND_MODULES = (
     'tool_router.cli_core',
-    'tool_router.fit',
+    'tool_router.evaluation.fitting.cli',
     'tool_router.evaluation.cli',
     'tool_router.executor.cli',
     'tool_router.executor.mavlink_cli',
@@ -44,12 +42,6 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         module.register(sub)
     return parser
-
-
-def print_json(data: Any) -> None:
-    """Print ``data`` as indented JSON on stdout."""
-    json.dump(data, sys.stdout, indent=2, default=str)
-    sys.stdout.write('\n')
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""Core sub-commands: route (in-process), call (over ROS), serve, dataset."""
+"""Core sub-commands: policies, route (in-process), call (over ROS), serve, dataset."""
 
 from __future__ import annotations
 
@@ -10,52 +10,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-
-def add_config_args(p: argparse.ArgumentParser) -> None:
-    """Add ``--config`` and ``--set`` (the router configuration) to a sub-command."""
-    p.add_argument(
-        '--config', help='router parameters file (default: the shipped config/router.yaml)'
-    )
-    p.add_argument(
-        '--set',
-        action='append',
-        default=[],
-        metavar='NAME=VALUE',
-        help='override a parameter, e.g. --set cdbv3.gap=0.3 (repeatable)',
-    )
-
-
-def parse_overrides(items: list[str]) -> dict[str, Any]:
-    """``--set NAME=VALUE`` items as dotted overrides, values read as YAML scalars."""
-    import yaml
-    from tool_router.errors import ConfigError
-
-    out: dict[str, Any] = {}
-    for item in items:
-        if '=' not in item:
-            raise ConfigError(f'--set expects NAME=VALUE, got {item!r}')
-        name, value = item.split('=', 1)
-        out[name.strip()] = yaml.safe_load(value)
-    return out
-
-
-def config_from_args(args: argparse.Namespace, **extra: Any) -> Any:
-    """The router configuration of ``--config`` and ``--set`` (plus ``extra`` overrides)."""
-    from tool_router.config import load_router_config
-
-    return load_router_config(args.config, {**parse_overrides(args.set), **extra})
-
-
-def router_from_args(args: argparse.Namespace, **extra: Any) -> Any:
-    """A router built from ``--config`` and ``--set`` (loads the model and the index)."""
-    from tool_router.router import Router
-
-    return Router(config_from_args(args, **extra))
+from tool_router.cli_common import add_config_args, config_from_args, print_json
 
 
 def cmd_route(args: argparse.Namespace) -> int:
     """Route one request in-process and print the tools (or why there are none)."""
-    from tool_router.cli import print_json
     from tool_router.router import Router, check_text
 
     config = config_from_args(args)
@@ -73,7 +32,7 @@ def cmd_route(args: argparse.Namespace) -> int:
                 'fallback_used': result.fallback_used,
                 'fallback_reason': result.fallback_reason,
                 'dropped': result.dropped,
-                'explanation': result.explanation(),
+                'explanation': result.explanation().model_dump(mode='json'),
             }
         )
     else:
@@ -110,7 +69,6 @@ def _print_tools(tools: list[str], scores: list[float], policy: str, latency_ms:
 
 def cmd_call(args: argparse.Namespace) -> int:
     """Call /route_request on a running node and print the answer (or why it is empty)."""
-    from tool_router.cli import print_json
     from tool_router.nodes.client import call_route
 
     service = f"{namespace_prefix(args.namespace)}/route_request"
@@ -316,20 +274,11 @@ def _augment(args: argparse.Namespace, catalog: Any) -> int:
     """Noisy training variants of a development split; refuses test-split requests."""
     from tool_router.errors import DatasetError
     from tool_router.evaluation.augment import augment
-    from tool_router.evaluation.dataset import load_jsonl, shipped_test_keys, write_jsonl
-    from tool_router.paths import share_dir
+    from tool_router.evaluation.dataset import load_jsonl, write_jsonl
+    from tool_router.evaluation.fitting.guard import refuse_reporting_data
 
     examples = [ex for path in args.files for ex in load_jsonl(path, catalog)]
-    ids, texts = shipped_test_keys(share_dir())
-    leaked = [
-        ex.id for ex in examples if ex.id in ids or ' '.join(ex.request.lower().split()) in texts
-    ]
-    if leaked:
-        raise DatasetError(
-            f'{len(leaked)} request(s) belong to a test split (e.g. {leaked[0]!r})',
-            where=args.files[0],
-            hint='augment the development split only; the test split is for reporting',
-        )
+    refuse_reporting_data(examples, args.files[0])
     kinds = [k for k in args.noise.split(',') if k] or None
     try:
         variants = augment(examples, args.per_example, args.seed, kinds)
@@ -371,8 +320,25 @@ def _unique(examples: list[Any]) -> None:
         texts.add(key)
 
 
+def cmd_policies(args: argparse.Namespace) -> int:
+    """The policy registry: name, local or remote, config section, summary."""
+    from tool_router.policies.registry import REGISTRY
+
+    rows = REGISTRY.table()
+    if args.json:
+        print_json([dict(zip(('name', 'where', 'section', 'summary'), r)) for r in rows])
+        return 0
+    for name, where, section, summary in rows:
+        print(f'{name:20s} {where:7s} {section:8s} {summary}')
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``route``, ``call``, ``serve`` and ``dataset`` to the ``tool-router`` parser."""
+    """Add ``policies``, ``route``, ``call``, ``serve`` and ``dataset`` to the parser."""
+    p = sub.add_parser('policies', help='list the routing policies (the policy registry)')
+    p.add_argument('--json', action='store_true', help='print the registry as JSON')
+    p.set_defaults(handler=cmd_policies)
+
     p = sub.add_parser('route', help='route one request in-process (no ROS)')
     p.add_argument('text', help='the request, e.g. "land when the battery is low"')
     p.add_argument('--policy', default='', help='policy name (default: configured)')

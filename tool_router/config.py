@@ -7,29 +7,37 @@ in-process CLI and evaluation.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from tool_router.embeddings import EncoderParams
 from tool_router.errors import ConfigError
-from tool_router.llm.settings import HybridParams, LLMParams
 from tool_router.paths import config_path
-from tool_router.policies.cdb import CDBv1Params, CDBv2Params, CDBv3Params
-from tool_router.policies.lcr import LCRParams
+from tool_router.policies.registry import REGISTRY, Registry
 from tool_router.serving import ServingParams
 from tool_router.yaml_util import load_ros_parameters
 
 NODE_NAME = 'router_node'
+# Marks a core field the running router applies from the next request on (the node changes it
+# while active); every other core field needs a new model, index or topics (a reload).
+LIVE: dict[str, Any] = {'live': True}
 
 
-class RouterConfig(BaseModel):
-    """Everything the router needs; defaults are the shipped configuration."""
+class BaseRouterConfig(BaseModel):
+    """Everything the router needs but the policies' sections; defaults are the shipped ones.
+
+    The concrete model (:data:`RouterConfig`) adds one section per parameter
+    model of the policy registry (``cdbv3``, ``lcr``, ``llm``, ``hybrid``...),
+    see :func:`config_model`.
+    """
 
     model_config = ConfigDict(extra='forbid')
+    registry: ClassVar[Registry] = REGISTRY
 
-    policy: str = Field('lcr', description='Default routing policy.')
+    policy: str = Field('lcr', description='Default routing policy.', json_schema_extra=LIVE)
     catalog: str = Field('', description="Catalog file; '' = the shipped config/catalog.yaml.")
     model: str = Field(
         'all-MiniLM-L6-v2', description='sentence-transformers model name or local path.'
@@ -62,9 +70,19 @@ class RouterConfig(BaseModel):
         'model on small CPUs.',
     )
     max_text_length: int = Field(
-        2000, ge=1, le=100_000, description='Longest accepted request, in characters.'
+        2000,
+        ge=1,
+        le=100_000,
+        description='Longest accepted request, in characters.',
+        json_schema_extra=LIVE,
     )
-    max_tools: int = Field(8, ge=1, le=42, description='Default bound on the answer size.')
+    max_tools: int = Field(
+        8,
+        ge=1,
+        description='The one bound on the answer size (at most the catalog size); the router '
+        'cuts every policy\'s answer to it and reports what it cut.',
+        json_schema_extra=LIVE,
+    )
     request_topic: str = Field(
         'tool_router/requests', description='Input topic of Request messages (relative).'
     )
@@ -85,27 +103,68 @@ class RouterConfig(BaseModel):
         le=60,
         description='An execute request is answered success=false when no executor '
         'acknowledges the selection (on disk there) within this time.',
+        json_schema_extra=LIVE,
     )
     diagnostics_period_s: float = Field(2.0, gt=0, description='Period of /diagnostics messages.')
-    cdbv1: CDBv1Params = Field(default_factory=CDBv1Params)
-    cdbv2: CDBv2Params = Field(default_factory=CDBv2Params)
-    cdbv3: CDBv3Params = Field(default_factory=CDBv3Params)
-    lcr: LCRParams = Field(default_factory=LCRParams)
-    llm: LLMParams = Field(
-        default_factory=LLMParams,
-        description='LLM endpoint (off by default: no url, allow_remote false).',
-    )
-    hybrid: HybridParams = Field(
-        default_factory=HybridParams, description='Local policy first, LLM when uncertain.'
-    )
-
     def resolved_catalog(self) -> Path:
         return Path(self.catalog) if self.catalog else config_path('catalog.yaml')
 
+    if TYPE_CHECKING:  # the policy sections, added by config_model()
+
+        def __getattr__(self, name: str) -> Any: ...
+
+
+@lru_cache(maxsize=None)
+def config_model(registry: Registry) -> type[BaseRouterConfig]:
+    """The router configuration model for ``registry``: one section per parameter model."""
+    sections: dict[str, Any] = {
+        section: (model, Field(default_factory=model, description=_first_line(model.__doc__)))
+        for section, model in registry.sections().items()
+    }
+    model = create_model(  # type: ignore[call-overload]
+        'RouterConfig', __base__=BaseRouterConfig, __module__=__name__, **sections
+    )
+    model.registry = registry
+    return model  # type: ignore[no-any-return]
+
+
+def reload_fields() -> set[str]:
+    """Core fields that need a reload (deactivate, cleanup, configure) to change."""
+    return {
+        name
+        for name, info in BaseRouterConfig.model_fields.items()
+        if not (isinstance(info.json_schema_extra, dict) and info.json_schema_extra.get('live'))
+    }
+
+
+def _first_line(doc: str | None) -> str:
+    return (doc or '').strip().splitlines()[0] if (doc or '').strip() else ''
+
+
+if TYPE_CHECKING:
+    RouterConfig = BaseRouterConfig
+else:
+    RouterConfig = config_model(REGISTRY)  # the shipped policies
+
 
 def load_router_config(
-    path: str | Path | None = None, overrides: dict[str, Any] | None = None
-) -> RouterConfig:
+    path: str | Path | None = None,
+    overrides: dict[str, Any] | None = None,
+    registry: Registry = REGISTRY,
+) -> BaseRouterConfig:
     """Read and validate the router configuration; ``overrides`` are dotted (``cdbv3.gap``)."""
     path = Path(path) if path else config_path('router.yaml')
-    return load_ros_parameters(path, NODE_NAME, RouterConfig, ConfigError, overrides)
+    return load_ros_parameters(path, NODE_NAME, config_model(registry), ConfigError, overrides)
+
+
+def parse_overrides(items: list[str]) -> dict[str, Any]:
+    """``NAME=VALUE`` strings (``--set``) as dotted overrides, values read as YAML scalars."""
+    import yaml
+
+    out: dict[str, Any] = {}
+    for item in items:
+        if '=' not in item:
+            raise ConfigError(f'--set expects NAME=VALUE, got {item!r}')
+        name, value = item.split('=', 1)
+        out[name.strip()] = yaml.safe_load(value)
+    return out

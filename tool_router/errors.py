@@ -6,6 +6,8 @@ callback.
 """
 from __future__ import annotations
 
+from typing import Any
+
 
 class ToolRouterError(Exception):
     """Base class: a problem the caller can act on."""
@@ -45,3 +47,19 @@ class DatasetError(ToolRouterError):
 
 class LLMError(ToolRouterError):
     """A remote language model failed: timeout, HTTP error, unusable reply."""
+
+
+def first_error(exc: Any) -> str:
+    """The first error of a pydantic ``ValidationError`` as one line: ``field.path: message``."""
+    errors = exc.errors()
+    if not errors:
+        return str(exc).splitlines()[0]
+    first = errors[0]
+    field = '.'.join(str(part) for part in first.get('loc', ()))
+    return f"{field}: {first['msg']}" if field else str(first['msg'])
+
+
+def error_field(exc: Any) -> str:
+    """The dotted field name of a pydantic ``ValidationError``'s first error ('' if none)."""
+    errors = exc.errors()
+    return '.'.join(str(part) for part in errors[0].get('loc', ())) if errors else ''

@@ -3,6 +3,12 @@
 ``Router.route(text, policy, max_tools)`` is what the node's service, the CLI
 and the evaluation all call. It checks the input, runs one policy, passes the
 answer through the allowlist validator and times it.
+
+Policies are built from the registry (:mod:`tool_router.policies.registry`)
+with a :class:`~tool_router.policies.registry.PolicyContext`; they never see
+the router. The router is the one place that applies ``max_tools``: it cuts
+every answer to the bound and reports what it cut, what was not in the
+catalog and what was named twice (:meth:`RouteResult.explanation`).
 """
 
 from __future__ import annotations
@@ -12,71 +18,21 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from tool_router.catalog import Catalog, load_catalog
-from tool_router.config import RouterConfig
+from tool_router.config import BaseRouterConfig, RouterConfig
 from tool_router.embeddings import BatchingEncoder, Encoder, SentenceTransformerEncoder
-from tool_router.errors import IndexStoreError, RequestError, ToolRouterError
+from tool_router.errors import ConfigError, IndexStoreError, RequestError, ToolRouterError
+from tool_router.explanation import Explanation, SafetyReport
 from tool_router.index import CatalogIndex, open_client
 from tool_router.paths import ros_home
 from tool_router.policies.base import Decision, Policy
-from tool_router.policies.cdb import CDBv1, CDBv2, CDBv3
+from tool_router.policies.registry import PolicyContext, Registry
 from tool_router.safety import Screen, visible
 from tool_router.validate import validate_selection
 
 log = logging.getLogger(__name__)
-
-PolicyFactory = Callable[['Router'], Policy]
-POLICIES: dict[str, PolicyFactory] = {
-    'cdbv1': lambda r: CDBv1(r.index, r.config.cdbv1),
-    'cdbv2': lambda r: CDBv2(r.index, r.config.cdbv2),
-    'cdbv3': lambda r: CDBv3(r.index, r.config.cdbv3),
-}
-
-
-def _llm_policy(router: 'Router') -> Policy:
-    from tool_router.policies.llm import LLMPolicy  # lazy: httpx only when used
-
-    return LLMPolicy.from_router(router)
-
-
-def _hybrid_policy(router: 'Router') -> Policy:
-    from tool_router.policies.hybrid import HybridPolicy  # lazy: httpx only when used
-
-    return HybridPolicy.from_router(router)
-
-
-def _lcr_factory(variant: str) -> PolicyFactory:
-    def make(router: 'Router') -> Policy:
-        from tool_router.policies.lcr import FeatureExtractor, LearnedClauseRouter
-
-        if router._extractor is None:
-            router._extractor = FeatureExtractor(router.index)
-        return LearnedClauseRouter(router.index, router.config.lcr, variant, router._extractor)
-
-    return make
-
-
-for _variant in (
-    'lcr',
-    'lcr_no_clause_rule',
-    'lcr_no_phrases',
-    'lcr_no_lexical',
-    'lcr_no_negation',
-    'lcr_no_spelling',
-    'lcr_no_steering',
-    'lcr_no_scope',
-):
-    POLICIES[_variant] = _lcr_factory(_variant)
-POLICIES['llm'] = _llm_policy
-POLICIES['hybrid'] = _hybrid_policy
-
-
-def register_policy(name: str, factory: PolicyFactory) -> None:
-    """Make a policy available by name (used by the optional policies' modules)."""
-    POLICIES[name] = factory
-
 
 @dataclass
 class RouteResult:
@@ -88,16 +44,45 @@ class RouteResult:
     tools: list[str]
     scores: list[float]
     latency_ms: float
-    dropped: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)  # names outside the catalog
+    duplicates: list[str] = field(default_factory=list)  # names the policy gave twice
+    truncated: list[str] = field(default_factory=list)  # cut by the max_tools bound
+    max_tools: int = 0  # the bound applied
     fallback_used: bool = False
     fallback_reason: str = ''
+    safety: SafetyReport | None = None  # what the safety screen removed, if anything
     decision: Decision | None = None
 
-    def explanation(self) -> dict[str, Any]:
-        out = self.decision.explanation() if self.decision else {}
-        if self.dropped:
-            out['dropped'] = self.dropped
-        return out
+    def explanation(self) -> Explanation:
+        """The one explanation of this answer (sent as ``explanation_json``)."""
+        base = self.decision.capped(len(self.tools)) if self.decision else None
+        out = base.explanation() if base else Explanation(policy=self.policy)
+        served = set(self.tools)
+        return out.model_copy(
+            update={
+                'evidence': {t: v for t, v in out.evidence.items() if t in served},
+                'clause_index': {t: i for t, i in out.clause_index.items() if t in served},
+                'conditions': {t: c for t, c in out.conditions.items() if t in served},
+                'dropped': list(self.dropped),
+                'duplicates': list(self.duplicates),
+                'truncated': list(self.truncated),
+                'max_tools': self.max_tools,
+                'safety': self.safety,
+            }
+        )
+
+
+def check_config(config: BaseRouterConfig, catalog: Catalog) -> None:
+    """Checks of the configuration that need the catalog; :class:`ConfigError` names the field."""
+    if config.max_tools > len(catalog):
+        raise ConfigError(
+            f'max_tools: {config.max_tools} is more than the catalog\'s {len(catalog)} tools',
+            hint=f'set max_tools between 1 and {len(catalog)}',
+        )
+    if config.policy not in type(config).registry:
+        raise ConfigError(
+            f'policy: unknown policy {config.policy!r}', hint=type(config).registry.hint()
+        )
 
 
 def check_text(text: Any, max_length: int) -> str:
@@ -128,33 +113,60 @@ def check_text(text: Any, max_length: int) -> str:
     return text
 
 
+class _Generation:
+    """One configuration and the policies built from it; retired, it is closed when idle."""
+
+    def __init__(self, config: BaseRouterConfig, shared: dict[str, Any]) -> None:
+        self.config = config
+        self.policies: dict[str, Policy] = {}
+        self.shared = shared  # resources shared by policies (lcr's extractor), kept across
+        self.users = 0
+        self.retired = False
+
+    def close(self) -> None:
+        for policy in self.policies.values():
+            close = getattr(policy, 'close', None)
+            if close is not None:
+                close()
+        self.policies = {}
+
+
 class Router:
-    """Everything needed to answer a routing request in-process."""
+    """Everything needed to answer a routing request in-process.
+
+    Thread-safe: every request routes with one snapshot of the configuration
+    and the policies built from it. :meth:`reconfigure` swaps in a new snapshot;
+    the old one's policies are closed once no request uses them any more.
+    """
 
     def __init__(
         self,
-        config: RouterConfig | None = None,
+        config: BaseRouterConfig | None = None,
         *,
         catalog: Catalog | None = None,
         encoder: Encoder | None = None,
         index: CatalogIndex | None = None,
     ) -> None:
-        self.config = config or RouterConfig()
+        config = config or RouterConfig()
+        self.registry: Registry = type(config).registry
         self.catalog = catalog or (
-            index.catalog if index else load_catalog(self.config.resolved_catalog())
+            index.catalog if index else load_catalog(config.resolved_catalog())
         )
+        check_config(config, self.catalog)
+        self._gen = _Generation(config, {})
+        self._lock = threading.Lock()  # guards the current generation and its users
+        self._build_lock = threading.RLock()  # one policy build at a time (hybrid builds two)
         self.index_warning = ''
         self._in_flight = 0
         self._in_flight_lock = threading.Lock()
-        self._policy_lock = threading.RLock()
         if index is None:
             if encoder is None:
-                e = self.config.encoder
+                e = config.encoder
                 encoder = SentenceTransformerEncoder(
-                    self.config.model, self.config.device, e.backend, e.threads, e.cache_size
+                    config.model, config.device, e.backend, e.threads, e.cache_size
                 )
                 # Concurrent requests share forward passes (micro-batching, bounded wait).
-                s = self.config.serving
+                s = config.serving
                 encoder = BatchingEncoder(
                     encoder, s.batch_wait_ms, s.batch_max, expected=lambda: self._in_flight
                 )
@@ -162,20 +174,19 @@ class Router:
         self.index = index
         self.encoder = index.encoder
         self.screen = Screen(self.catalog.names)  # safety: injection-only text counts for nothing
-        self._policies: dict[str, Policy] = {}
-        self._extractor: Any = None  # shared by the lcr variants
-        if self.config.policy not in POLICIES:
-            raise RequestError(
-                f'unknown default policy {self.config.policy!r}', hint=self.policy_hint()
-            )
-        self.policy(self.config.policy)  # build the default policy now, not on the first request
-        if self.config.blas_threads:
+        self.policy(config.policy)  # build the default policy now, not on the first request
+        if config.blas_threads:
             # After the model is loaded, so that its BLAS libraries are covered too.
             # Process-wide by design: see RouterConfig.blas_threads.
             from threadpoolctl import threadpool_limits
 
             # Keep the limiter: threadpoolctl restores the old limits when it is collected.
-            self._blas_limit = threadpool_limits(limits=self.config.blas_threads, user_api='blas')
+            self._blas_limit = threadpool_limits(limits=config.blas_threads, user_api='blas')
+
+    @property
+    def config(self) -> BaseRouterConfig:
+        """The current configuration (read-only: change it with :meth:`reconfigure`)."""
+        return self._gen.config
 
     def _open_index(self, encoder: Encoder) -> CatalogIndex:
         c = self.config
@@ -196,33 +207,104 @@ class Router:
             log.error(self.index_warning)
             return CatalogIndex.ephemeral(self.catalog, encoder)
 
-    @staticmethod
-    def policy_hint() -> str:
-        return 'known policies: ' + ', '.join(sorted(POLICIES))
+    def policy_hint(self) -> str:
+        return self.registry.hint()
 
     def policy(self, name: str) -> Policy:
-        name = name or self.config.policy
-        with self._policy_lock:  # concurrent requests build a policy once
-            if name not in self._policies:
-                if name not in POLICIES:
-                    raise RequestError(f'unknown policy {name!r}', hint=self.policy_hint())
-                self._policies[name] = POLICIES[name](self)
-            return self._policies[name]
+        """The policy ``name`` ('' = the configured default) of the current configuration."""
+        return self._policy(self._gen, name)
 
-    def reset_policies(self) -> None:
-        """Forget built policies, e.g. after their constants changed."""
-        self._policies.clear()
+    def _policy(self, gen: _Generation, name: str) -> Policy:
+        name = name or gen.config.policy
+        found = gen.policies.get(name)
+        if found is not None:
+            return found
+        spec = self.registry.get(name)  # RequestError naming the known policies
+        with self._build_lock:
+            if name not in gen.policies:
+                ctx = PolicyContext(
+                    spec=spec,
+                    catalog=self.catalog,
+                    index=self.index,
+                    config=gen.config,
+                    registry=self.registry,
+                    policy=lambda other: self._policy(gen, other),
+                    shared=gen.shared,
+                )
+                gen.policies[name] = spec.build(ctx)
+            return gen.policies[name]
+
+    def reconfigure(self, config: BaseRouterConfig) -> None:
+        """Use new policy constants from the next request on; the default policy is built now.
+
+        Catalog, model and index stay (their parameters need a new router).
+        Raises :class:`ConfigError` (or the policy's error) and keeps the old
+        configuration when the new one is unusable.
+        """
+        if type(config).registry is not self.registry:
+            raise ConfigError('the new configuration was built for another policy registry')
+        check_config(config, self.catalog)
+        new = _Generation(config, self._gen.shared)
+        try:
+            self._policy(new, config.policy)
+        except Exception:
+            new.close()
+            raise
+        with self._lock:
+            old, self._gen = self._gen, new
+            old.retired = True
+            idle = old.users == 0
+        if idle:
+            old.close()
+
+    def close(self) -> None:
+        """Close the built policies (their HTTP clients); they are built again when used."""
+        with self._lock:
+            gen = self._gen
+            self._gen = _Generation(gen.config, gen.shared)
+            gen.retired = True
+            idle = gen.users == 0
+        if idle:
+            gen.close()
+
+    def __enter__(self) -> 'Router':
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def route(
         self, text: Any, policy: str = '', max_tools: int = 0, request_id: str = ''
     ) -> RouteResult:
         """Route one request; raise :class:`RequestError` for bad input."""
         start = time.perf_counter()
-        text = check_text(text, self.config.max_text_length)
+        with self._lock:
+            gen = self._gen  # one configuration and one set of policies for the whole request
+            gen.users += 1
+        try:
+            return self._route(gen, start, text, policy, max_tools, request_id)
+        finally:
+            with self._lock:
+                gen.users -= 1
+                idle = gen.retired and gen.users == 0
+            if idle:
+                gen.close()
+
+    def _route(
+        self,
+        gen: _Generation,
+        start: float,
+        text: Any,
+        policy: str,
+        max_tools: int,
+        request_id: str,
+    ) -> RouteResult:
+        config = gen.config
+        text = check_text(text, config.max_text_length)
         if max_tools < 0:
             raise RequestError('max_tools must be >= 0')
-        bound = min(max_tools or self.config.max_tools, len(self.catalog))
-        chosen = self.policy(policy)
+        bound = min(max_tools or config.max_tools, len(self.catalog))
+        chosen = self._policy(gen, policy)
         screened = self.screen.screen(text)
         with self._in_flight_lock:
             self._in_flight += 1  # tells the batching encoder how many requests may join
@@ -245,8 +327,6 @@ class Router:
         finally:
             with self._in_flight_lock:
                 self._in_flight -= 1
-        if screened.removed:
-            decision.extra['safety'] = screened.summary()
         checked = validate_selection(decision.tools, decision.scores, self.catalog, bound)
         return RouteResult(
             request_id=request_id or uuid.uuid4().hex[:16],
@@ -255,9 +335,13 @@ class Router:
             tools=checked.tools,
             scores=checked.scores,
             dropped=checked.dropped,
+            duplicates=checked.duplicates,
+            truncated=checked.truncated,
+            max_tools=bound,
             latency_ms=(time.perf_counter() - start) * 1000.0,
-            fallback_used=bool(decision.extra.get('fallback_used', False)),
-            fallback_reason=str(decision.extra.get('fallback_reason', '')),
+            fallback_used=decision.fallback_used,
+            fallback_reason=decision.fallback_reason,
+            safety=SafetyReport.model_validate(screened.summary()) if screened.removed else None,
             decision=decision,
         )
 

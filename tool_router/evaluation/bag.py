@@ -16,13 +16,14 @@ publishes nothing when it selects no tool).
 """
 from __future__ import annotations
 
-import json
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from tool_router.errors import DatasetError
+from tool_router.explanation import Explanation
 from tool_router.evaluation.dataset import Example, check_example
 from tool_router.paths import share_dir
 
@@ -121,7 +122,7 @@ class Selection:
     policy: str
     tools: list[str]
     scores: list[float]
-    explanation: dict[str, Any]
+    explanation: Explanation
     timestamp: int
 
 
@@ -156,11 +157,11 @@ def _example(msg: Any, where: str, catalog: Any) -> Example:
         raise DatasetError(str(exc).splitlines()[0], where=where) from None
 
 
-def _selection(msg: Any, ts: int) -> Selection:
-    try:
-        explanation = json.loads(msg.explanation_json) if msg.explanation_json else {}
-    except json.JSONDecodeError:
-        explanation = {}
+def _selection(msg: Any, ts: int, where: str) -> Selection:
+    def warn(message: str) -> None:
+        print(f'tool-router: warning: {where}: {message} (read as empty)', file=sys.stderr)
+
+    explanation = Explanation.read(msg.explanation_json, warn)
     return Selection(request_id=msg.request_id, policy=msg.policy, tools=list(msg.tools),
                      scores=[float(s) for s in msg.scores], explanation=explanation, timestamp=ts)
 
@@ -189,7 +190,7 @@ def read_bag(path: str | Path, catalog: Any = None) -> BagContents:
                     example = _example(msg, where, catalog)
                     out.requests.append(RecordedRequest(example, msg.policy, ts))
                 else:
-                    out.selections.append(_selection(msg, ts))
+                    out.selections.append(_selection(msg, ts, where))
     except DatasetError:
         raise
     except Exception as exc:  # noqa: BLE001 - rosbags raises several unrelated types

@@ -9,17 +9,15 @@ from typing import Any
 
 def _catalog(args: argparse.Namespace) -> Any:
     from tool_router.catalog import load_catalog
-    from tool_router.cli_core import parse_overrides
-    from tool_router.config import load_router_config
-    overrides = parse_overrides(getattr(args, 'set', []))
-    config = load_router_config(getattr(args, 'config', None), overrides)
+    from tool_router.cli_common import config_from_args
+    config = config_from_args(args)
     return config, load_catalog(config.resolved_catalog())
 
 
 def _policy_names(args: argparse.Namespace, default_policy: str) -> list[tuple[str, bool]]:
     from tool_router.evaluation.runner import resolve_policies
-    from tool_router.router import POLICIES
-    return resolve_policies(args.policies.split(','), default_policy, POLICIES)
+    from tool_router.policies.registry import REGISTRY
+    return resolve_policies(args.policies.split(','), default_policy, REGISTRY.names())
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -47,7 +45,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if args.live:
             records, mode = _run_live(args, examples, names), 'live'
         else:
-            from tool_router.cli_core import router_from_args
+            from tool_router.cli_common import router_from_args
             from tool_router.evaluation.runner import InProcessBackend
             backend = InProcessBackend(router_from_args(args))
             for name in names:
@@ -101,7 +99,7 @@ def cmd_bag_record_selections(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``eval`` and ``bag`` to the ``tool-router`` command line."""
-    from tool_router.cli_core import add_config_args
+    from tool_router.cli_common import add_config_args
 
     p = sub.add_parser('eval', help='score routing policies on annotated requests (JSONL or bag)')
     p.add_argument('--dataset', action='append', required=True, metavar='PATH',

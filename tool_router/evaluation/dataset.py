@@ -211,22 +211,6 @@ def stratified_split(
     return dev, test
 
 
-SHIPPED_TEST_SPLITS = ('benchmarks/data/test.jsonl', 'benchmarks/data/v2/test.jsonl')
-
-
-def shipped_test_keys(root: Path) -> tuple[set[str], set[str]]:
-    """Ids and normalised texts of the shipped test splits under ``root`` (those present)."""
-    ids: set[str] = set()
-    texts: set[str] = set()
-    for rel in SHIPPED_TEST_SPLITS:
-        path = root / rel
-        if path.exists():
-            for ex in load_jsonl(path):
-                ids.add(ex.id)
-                texts.add(' '.join(ex.request.lower().split()))
-    return ids, texts
-
-
 def coverage(examples: Iterable[Example]) -> dict[str, Any]:
     """Counts per level and per tool (and per tool per level)."""
     examples = list(examples)

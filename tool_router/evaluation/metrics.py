@@ -18,6 +18,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from tool_router.evaluation.dataset import LEVELS
+from tool_router.explanation import LLMFacts
 
 OUT_OF_SCOPE = 'out_of_scope'
 LATENCY_QUANTILES = (50, 90, 99)
@@ -37,17 +38,32 @@ class Scores(_Model):
     composite: float
 
 
+def _parts(t: set[str], p: set[str]) -> tuple[float, float, float, float]:
+    hit = len(t & p)
+    em = float(p == t)
+    completeness = hit / len(t)
+    precision = hit / len(p) if p else 0.0
+    return em, completeness, precision, 0.5 * completeness + 0.25 * precision + 0.25 * em
+
+
+def composite(truth: Iterable[str], predicted: Iterable[str]) -> float:
+    """The composite L of one request; out of scope (``truth`` empty): 1 when ``P`` is empty.
+
+    The one implementation: reports, fitting, tuning and the hybrid gate fit use it.
+    """
+    t, p = set(truth), set(predicted)
+    if not t:
+        return float(not p)
+    return _parts(t, p)[3]
+
+
 def score(truth: Iterable[str], predicted: Iterable[str]) -> Scores:
     """EM, completeness, precision and composite of one in-scope request (``truth`` non-empty)."""
     t, p = set(truth), set(predicted)
     if not t:
         raise ValueError('score() needs a non-empty truth set (out_of_scope: see make_record)')
-    hit = len(t & p)
-    em = float(p == t)
-    completeness = hit / len(t)
-    precision = hit / len(p) if p else 0.0
-    return Scores(em=em, completeness=completeness, precision=precision,
-                  composite=0.5 * completeness + 0.25 * precision + 0.25 * em)
+    em, completeness, precision, comp = _parts(t, p)
+    return Scores(em=em, completeness=completeness, precision=precision, composite=comp)
 
 
 def predicted_set(tools: Sequence[str], dropped: Sequence[str]) -> list[str]:
@@ -56,7 +72,7 @@ def predicted_set(tools: Sequence[str], dropped: Sequence[str]) -> list[str]:
 
 
 class LLMFlags(_Model):
-    """What an LLM policy reported about its reply (``Decision.extra['llm']``)."""
+    """What an LLM policy reported about its reply (from :class:`LLMFacts`)."""
 
     malformed: bool = False
     invented: bool = False
@@ -64,12 +80,12 @@ class LLMFlags(_Model):
     error: bool = False
 
     @classmethod
-    def from_extra(cls, llm: object) -> 'LLMFlags | None':
-        """Flags from ``extra['llm']``; ``None`` when the policy used no LLM."""
-        if not isinstance(llm, dict):
+    def from_facts(cls, llm: LLMFacts | None) -> 'LLMFlags | None':
+        """Flags of an LLM call; ``None`` when the policy made none."""
+        if llm is None:
             return None
-        return cls(malformed=bool(llm.get('malformed')), invented=bool(llm.get('invented')),
-                   timeout=bool(llm.get('timeout')), error=bool(llm.get('error')))
+        return cls(malformed=llm.malformed, invented=bool(llm.invented), timeout=llm.timeout,
+                   error=bool(llm.error))
 
 
 class RequestRecord(_Model):

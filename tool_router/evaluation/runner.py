@@ -19,6 +19,7 @@ from tool_router.evaluation.bag import (REQUEST_TOPIC, REQUEST_TYPE, BagContents
                                         typestore, write_bag)
 from tool_router.evaluation.dataset import ALL_LEVELS, Example, load_jsonl
 from tool_router.evaluation.metrics import LLMFlags, RequestRecord, make_record
+from tool_router.explanation import Explanation
 
 DEFAULT = 'default'
 
@@ -131,7 +132,7 @@ class InProcessBackend:
         return Routed(tools=list(result.tools), scores=[float(s) for s in result.scores],
                       dropped=list(result.dropped), fragments=list(d.fragments) if d else [],
                       latency_ms=result.latency_ms,
-                      llm=LLMFlags.from_extra(d.extra.get('llm')) if d else None)
+                      llm=LLMFlags.from_facts(d.llm) if d else None)
 
 
 class LiveBackend:
@@ -179,9 +180,10 @@ class LiveBackend:
                                   request_id=resp.request_id)
             self.recorder.received.append(BagEntry(REQUEST_TOPIC, REQUEST_TYPE, sent_ns, msg))
             self.expected_selections += bool(resp.tools)
-        fragments, llm = _from_explanation(resp.explanation_json)
+        why = Explanation.read(resp.explanation_json, _warn(example.id))
         return Routed(tools=list(resp.tools), scores=[float(s) for s in resp.scores],
-                      dropped=list(resp.dropped), fragments=fragments, latency_ms=rtt, llm=llm)
+                      dropped=list(resp.dropped), fragments=why.fragments, latency_ms=rtt,
+                      llm=LLMFlags.from_facts(why.llm))
 
     def write(self, out: str | Path, storage: str = 'mcap', settle_s: float = 5.0) -> Path:
         """Wait for the outstanding selections, then write the recorded bag."""
@@ -198,14 +200,10 @@ class LiveBackend:
         return write_bag(out, self.recorder.received, storage)
 
 
-def _from_explanation(text: str) -> tuple[list[str], LLMFlags | None]:
-    import json
-    try:
-        data = json.loads(text) if text else {}
-    except json.JSONDecodeError:
-        return [], None
-    llm = (data.get('extra') or {}).get('llm') if isinstance(data.get('extra'), dict) else None
-    return list(data.get('fragments') or []), LLMFlags.from_extra(llm)
+def _warn(request_id: str) -> Any:
+    def say(message: str) -> None:
+        print(f'tool-router: warning: request {request_id}: {message}', file=sys.stderr)
+    return say
 
 
 # -- running --------------------------------------------------------------------------
@@ -312,11 +310,9 @@ def score_recorded(contents: BagContents) -> list[RequestRecord]:
         repeats[(ex.request, policy)] += 1
         latency = (sel.timestamp - req.timestamp) / 1e6 if sel and sel.timestamp >= req.timestamp \
             else None
+        why = sel.explanation if sel else Explanation()
         routed = Routed(tools=list(sel.tools) if sel else [], scores=sel.scores if sel else [],
-                        dropped=list(sel.explanation.get('dropped') or []) if sel else [],
-                        fragments=list(sel.explanation.get('fragments') or []) if sel else [],
-                        latency_ms=latency,
-                        llm=LLMFlags.from_extra((sel.explanation.get('extra') or {}).get('llm'))
-                        if sel else None)
+                        dropped=list(why.dropped), fragments=list(why.fragments),
+                        latency_ms=latency, llm=LLMFlags.from_facts(why.llm) if sel else None)
         records.append(record_of(ex.model_copy(update={'id': key}), policy, repeat, routed))
     return records

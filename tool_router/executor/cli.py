@@ -13,7 +13,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
         return _tail(args)
     if args.action == 'verify':
         return _verify(args)
-    from tool_router.cli import print_json
+    from tool_router.cli_common import print_json
     from tool_router.executor.traces import format_summary, read_traces, summarize, trace_files
     from tool_router.paths import ros_home
 

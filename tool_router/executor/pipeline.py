@@ -20,7 +20,6 @@ mode), not when they are asked for: unapproved requests use up nothing.
 """
 from __future__ import annotations
 
-import json
 import time
 from typing import Any, Callable, Protocol
 
@@ -34,6 +33,7 @@ from tool_router.executor.dispatch import (Binding, BindingKind, Dispatcher, Dis
 from tool_router.executor.permissions import Action, PermissionPolicy
 from tool_router.executor.traces import (Candidate, ConfirmationOutcome, Redactor, Stamps,
                                          ToolTrace, TraceEvent, TraceRecord)
+from tool_router.explanation import Explanation
 
 
 
@@ -85,20 +85,10 @@ class Confirmer(Protocol):
 
 
 def _explanation(sel: Selection) -> tuple[list[Candidate], list[str]]:
-    candidates: list[Candidate] = []
-    drops: list[str] = []
-    try:
-        data = json.loads(sel.explanation_json) if sel.explanation_json else {}
-    except ValueError:
-        data = {}
-    if isinstance(data, dict):
-        for item in data.get('candidates') or []:
-            if isinstance(item, (list, tuple)) and len(item) == 2:
-                try:
-                    candidates.append(Candidate(tool=str(item[0]), score=float(item[1])))
-                except (TypeError, ValueError):
-                    continue
-        drops = [str(d) for d in data.get('dropped') or [] if isinstance(d, str)]
+    """Candidates and dropped names from the router's explanation; an unreadable one is empty."""
+    why = Explanation.read(sel.explanation_json)
+    candidates = [Candidate(tool=t, score=s) for t, s in why.candidates]
+    drops = list(why.dropped)
     if not candidates:
         candidates = [Candidate(tool=t, score=float(s)) for t, s in zip(sel.tools, sel.scores)]
     return candidates, drops

@@ -38,7 +38,7 @@ from tool_router.llm.settings import LLMParams
 
 log = logging.getLogger(__name__)
 
-# Failure kinds carried by LLMCallError.kind (and by Decision.extra['llm']['error']).
+# Failure kinds carried by LLMCallError.kind (and by Decision.llm.error).
 TIMEOUT, CONNECT, HTTP, BAD_RESPONSE, CIRCUIT_OPEN = (
     'timeout',
     'connect',

@@ -16,7 +16,6 @@ without one the answer is ``success=false``. All names are relative, so
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
@@ -32,8 +31,8 @@ from rclpy.lifecycle import LifecycleNode, State, TransitionCallbackReturn
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy, DurabilityPolicy, HistoryPolicy
 
-from tool_router.config import RouterConfig, load_router_config
-from tool_router.errors import ToolRouterError
+from tool_router.config import BaseRouterConfig, RouterConfig, load_router_config, reload_fields
+from tool_router.errors import ToolRouterError, first_error
 from tool_router.executor.conditions import condition_notes
 from tool_router.msg import Request, SelectedCapabilities, SelectionAck
 from tool_router.nodes.acks import AckWaiter
@@ -45,24 +44,15 @@ from tool_router.nodes.common import (
     spin,
     stamp_now,
 )
-from tool_router.router import POLICIES, RouteResult, Router
+from tool_router.router import RouteResult, Router
 from tool_router.serving import BUSY, Admission
 from tool_router.srv import RouteRequest
 
-# Parameters that need a new model/index: changed only while not active.
-RELOAD_PARAMS = {
-    'catalog',
-    'model',
-    'device',
-    'chroma_path',
-    'chroma_url',
-    'chroma_prefix',
-    'request_topic',
-    'selection_topic',
-    'decision_topic',
-    'ack_topic',
-    'diagnostics_period_s',
-}
+# Parameters that need a new model, index or topics: changed only while not active.
+# Derived from the configuration model (fields not marked live), never listed by hand.
+RELOAD_PARAMS = reload_fields()
+# Parameters of the node itself (rclpy's and ours), not of the router configuration.
+NODE_PARAMS = {'autostart', 'use_sim_time', 'start_type_description_service'}
 
 
 def service_qos(depth: int) -> QoSProfile:
@@ -93,7 +83,7 @@ def selection_message(result: RouteResult, stamp: Any) -> SelectedCapabilities:
     msg.fallback_used = result.fallback_used
     msg.clause_index = [int(clause_of.get(result.tools[i], -1)) for i in order]
     msg.conditions = [conditions.get(result.tools[i], '') for i in order]
-    msg.explanation_json = json.dumps(result.explanation(), default=str)
+    msg.explanation_json = result.explanation().to_json()
     return msg
 
 
@@ -107,7 +97,7 @@ class RouterNode(LifecycleNode):
         declare_from_dict(self, self._defaults, parameter_descriptions(RouterConfig))
         self.declare_parameter('autostart', True)
         self.router: Router | None = None
-        self.config: RouterConfig | None = None
+        self.config: BaseRouterConfig | None = None
         self._active = False
         self._latencies: deque[float] = deque(maxlen=500)
         self._counts = {'ok': 0, 'rejected': 0, 'errors': 0}
@@ -151,8 +141,21 @@ class RouterNode(LifecycleNode):
         self.get_logger().fatal(f'configuration failed, not serving: {self._error}')
         return False
 
-    def _current_config(self) -> RouterConfig:
-        return RouterConfig.model_validate(parameters_as_dict(self, self._names))
+    def _current_config(self) -> BaseRouterConfig:
+        """The declared parameters, plus any unknown name from a params file or ``-p``.
+
+        Unknown names are passed on so that validation rejects them (``polcy:``)
+        exactly as ``tool-router route --config`` does, instead of ignoring them.
+        """
+        values = parameters_as_dict(self, self._names)
+        for name in sorted(set(self._parameter_overrides) - set(self._names) - NODE_PARAMS):
+            target = values
+            *parents, leaf = name.split('.')
+            for part in parents:
+                nested = target.setdefault(part, {})
+                target = nested if isinstance(nested, dict) else {}
+            target[leaf] = self._parameter_overrides[name].value
+        return RouterConfig.model_validate(values)
 
     def on_configure(self, state: State) -> TransitionCallbackReturn:
         """Load catalog, model and index; refuse (FAILURE) with a clear message on bad input."""
@@ -163,7 +166,9 @@ class RouterNode(LifecycleNode):
             self._admission.params = self.config.serving  # bounds from the node's parameters
         except (ToolRouterError, pydantic.ValidationError) as exc:
             self._error = (
-                str(exc).splitlines()[0] if isinstance(exc, pydantic.ValidationError) else str(exc)
+                f'parameter {first_error(exc)}'
+                if isinstance(exc, pydantic.ValidationError)
+                else str(exc)
             )
             self.get_logger().error(f'cannot configure: {self._error}')
             return TransitionCallbackReturn.FAILURE
@@ -230,12 +235,15 @@ class RouterNode(LifecycleNode):
                 destroy(entity)
         self._sub = self._ack_sub = self._timer = self._diag_pub = None
         self._selection_pub = self._decision_pub = None
+        if self.router is not None:
+            self.router.close()
         self.router = None
 
     def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
         changed = {p.name: p.value for p in params}
-        if self._active and RELOAD_PARAMS & set(changed):
-            names = ', '.join(sorted(RELOAD_PARAMS & set(changed)))
+        reload = sorted(n for n in changed if n.split('.')[0] in RELOAD_PARAMS)
+        if self._active and reload:
+            names = ', '.join(reload)
             return SetParametersResult(
                 successful=False,
                 reason=f'{names} need a reload: deactivate, cleanup and configure',
@@ -254,16 +262,12 @@ class RouterNode(LifecycleNode):
         try:
             new = RouterConfig.model_validate(merged)
         except pydantic.ValidationError as exc:
-            first = exc.errors()[0]
-            field = '.'.join(str(part) for part in first['loc'])
-            return SetParametersResult(successful=False, reason=f"{field}: {first['msg']}")
+            return SetParametersResult(successful=False, reason=first_error(exc))
         if self.router is not None:
-            if new.policy not in POLICIES:
-                return SetParametersResult(
-                    successful=False, reason=f'unknown policy {new.policy!r}'
-                )
-            self.router.config = new
-            self.router.reset_policies()  # rebuilt lazily with the new constants
+            try:  # a new snapshot; requests in flight finish with the old one
+                self.router.reconfigure(new)
+            except Exception as exc:  # noqa: BLE001 - a bad change is refused, never raised
+                return SetParametersResult(successful=False, reason=str(exc))
         self.config = new
         return SetParametersResult(successful=True)
 
@@ -318,7 +322,7 @@ class RouterNode(LifecycleNode):
         response.fallback_used = result.fallback_used
         response.fallback_reason = result.fallback_reason
         response.dropped = result.dropped
-        response.explanation_json = json.dumps(result.explanation(), default=str)
+        response.explanation_json = result.explanation().to_json()
         if not request.execute:
             self._publish(result, execute=False)
         elif result.tools:

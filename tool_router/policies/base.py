@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
 from tool_router.catalog import Catalog
+from tool_router.explanation import EvidenceItem, Explanation, HybridFacts, LLMFacts
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 STOPWORDS = frozenset("""
@@ -45,43 +46,67 @@ class Evidence:
 
 @dataclass
 class Decision:
-    """A policy's answer: tools best first, with scores and the evidence behind them."""
+    """A policy's answer: tools best first, with scores and the evidence behind them.
+
+    A policy need not respect ``max_tools``: the router cuts the answer to its
+    bound and reports what it cut (:class:`tool_router.explanation.Explanation`).
+    """
 
     policy: str
     tools: list[str]
     scores: list[float]
     fragments: list[str] = field(default_factory=list)
     evidence: dict[str, list[Evidence]] = field(default_factory=dict)
-    candidates: list[tuple[str, float]] = field(default_factory=list)  # before truncation
+    candidates: list[tuple[str, float]] = field(default_factory=list)  # best first, uncut
     confidence: float = 1.0  # policy's own confidence in the whole answer (0..1)
     abstained: bool = False  # True when the policy decided that no tool serves the request
     note: str = ''
     clause_index: dict[str, int] = field(default_factory=dict)  # tool -> clause that chose it
     conditions: dict[str, str] = field(default_factory=dict)  # tool -> gating condition text
-    extra: dict[str, Any] = field(default_factory=dict)
+    fallback_used: bool = False  # an LLM's answer was used (hybrid)
+    fallback_reason: str = ''  # why the LLM was or was not used
+    llm: LLMFacts | None = None  # the LLM call behind this answer, if any
+    hybrid: HybridFacts | None = None  # the hybrid gate's facts, if any
+    in_scope: float | None = None  # a scope model's probability that the request is in scope
 
-    def explanation(self) -> dict[str, Any]:
-        """JSON-ready explanation: fragments, per-tool evidence, candidates."""
-        return {
-            'policy': self.policy,
-            'fragments': self.fragments,
-            'abstained': self.abstained,
-            'confidence': round(self.confidence, 4),
-            'note': self.note,
-            'candidates': [[t, round(s, 4)] for t, s in self.candidates[:12]],
-            'evidence': {
-                t: [e.as_dict() for e in ev[:4]]
+    def capped(self, max_tools: int) -> 'Decision':
+        """This decision as the router will serve it: at most ``max_tools`` tools."""
+        if len(self.tools) <= max_tools:
+            return self
+        return replace(self, tools=self.tools[:max_tools], scores=self.scores[:max_tools])
+
+    def explanation(self) -> Explanation:
+        """The policy's part of the explanation: fragments, per-tool evidence, candidates."""
+        tools = set(self.tools)
+        return Explanation(
+            policy=self.policy,
+            fragments=list(self.fragments),
+            abstained=self.abstained,
+            confidence=round(self.confidence, 4),
+            note=self.note,
+            candidates=[(t, round(s, 4)) for t, s in self.candidates[:12]],
+            evidence={
+                t: [EvidenceItem(**e.as_dict()) for e in ev[:4]]
                 for t, ev in self.evidence.items()
-                if t in self.tools
+                if t in tools
             },
-            'clause_index': self.clause_index,
-            'conditions': self.conditions,
-            **({'extra': self.extra} if self.extra else {}),
-        }
+            clause_index={t: i for t, i in self.clause_index.items() if t in tools},
+            conditions={t: c for t, c in self.conditions.items() if t in tools},
+            fallback_used=self.fallback_used,
+            fallback_reason=self.fallback_reason,
+            llm=self.llm,
+            hybrid=self.hybrid,
+            in_scope=self.in_scope,
+        )
 
 
 class Policy(Protocol):
-    """A routing policy."""
+    """A routing policy.
+
+    ``max_tools`` is the bound the router will apply to the answer. A policy
+    need not cut (the router cuts and reports the cut); it may use the bound to
+    reason about the answer that will be served (hybrid gates on it).
+    """
 
     name: str
 

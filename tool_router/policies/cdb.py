@@ -6,7 +6,7 @@
 * ``cdbv3`` - clause-aware aggregated retrieval: query the full prompt and its
   fragments, add up evidence per tool across fragments, add lexical support
   from the tool name, summary and description, rank, and truncate at a score
-  gap (0.28) and at most 8 tools.
+  gap (0.28); the router's ``max_tools`` (8, the paper's bound) cuts the rest.
 
 The constants the paper gives (gap 0.28, at most 8, HNSW settings) are kept;
 the others were chosen on the development split only (``docs/CONSTANTS.md``).
@@ -17,13 +17,16 @@ orthogonal); similarities are ``1 - d/2`` (cosine).
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from tool_router.clauses import fragments, normalise
 from tool_router.index import CatalogIndex, Hit
 from tool_router.policies.base import Decision, Evidence, LexicalMatcher
+
+if TYPE_CHECKING:
+    from tool_router.policies.registry import PolicyContext
 
 
 class CDBv1Params(BaseModel):
@@ -63,7 +66,6 @@ class CDBv3Params(BaseModel):
         pattern='^(consecutive|top)$',
         description='consecutive: drop between neighbours in the ranking; top: below best - gap.',
     )
-    max_tools: int = Field(8, ge=1, le=42, description='Maximum output size.')
 
 
 def _per_tool_nearest(hits: Iterable[Hit]) -> dict[str, float]:
@@ -90,7 +92,7 @@ class _SingleQuery:
         text = normalise(text)
         hits = self.index.query(self.index.embed([text]), self.params.top_k)[0]
         nearest = sorted(_per_tool_nearest(hits).items(), key=lambda kv: kv[1])
-        kept = self.keep(nearest)[:max_tools]
+        kept = self.keep(nearest)  # the router cuts at max_tools and reports the cut
         return Decision(
             self.name,
             [t for t, _ in kept],
@@ -176,14 +178,11 @@ class CDBv3:
         top = ranked[0][1]
         norm = [(t, s / top) for t, s in ranked]
         kept = [norm[0]]
-        for tool, s in norm[1:]:
-            if len(kept) >= min(p.max_tools, max_tools):
-                break
+        for tool, s in norm[1:]:  # the router cuts at max_tools and reports the cut
             reference = kept[-1][1] if p.gap_mode == 'consecutive' else 1.0
             if reference - s > p.gap:
                 break
             kept.append((tool, s))
-        kept = kept[:max_tools]
         return Decision(
             self.name,
             [t for t, _ in kept],
@@ -192,3 +191,18 @@ class CDBv3:
             dict(evidence),
             norm,
         )
+
+
+def build_v1(ctx: 'PolicyContext') -> CDBv1:
+    """The registry's factory for ``cdbv1``."""
+    return CDBv1(ctx.index, ctx.params(CDBv1Params))
+
+
+def build_v2(ctx: 'PolicyContext') -> CDBv2:
+    """The registry's factory for ``cdbv2``."""
+    return CDBv2(ctx.index, ctx.params(CDBv2Params))
+
+
+def build_v3(ctx: 'PolicyContext') -> CDBv3:
+    """The registry's factory for ``cdbv3``."""
+    return CDBv3(ctx.index, ctx.params(CDBv3Params))

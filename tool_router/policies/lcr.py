@@ -51,6 +51,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -62,6 +63,9 @@ from tool_router.index import CatalogIndex
 from tool_router.paths import config_path
 from tool_router.policies.base import Decision, Evidence, words
 from tool_router.spelling import Speller
+
+if TYPE_CHECKING:
+    from tool_router.policies.registry import PolicyContext
 
 PRONOUN_START = re.compile(r"^(?:it|its|it's|that|this|they|those|these|there)\b", re.IGNORECASE)
 
@@ -116,7 +120,6 @@ class LCRParams(BaseModel):
         le=1,
         description='In-scope probability below which nothing is routed; -1 = fitted.',
     )
-    max_tools: int = Field(8, ge=1, le=42, description='Maximum output size.')
 
 
 @dataclass(frozen=True)
@@ -484,11 +487,11 @@ def decide(
     threshold: float,
     clause_threshold: float,
     per_clause: bool,
-    max_tools: int,
+    max_tools: int | None,
     in_scope: float | None = None,
     scope_threshold: float = 0.0,
 ) -> list[int]:
-    """Indices of the kept tools, best first.
+    """Indices of the kept tools, best first (all of them when ``max_tools`` is None).
 
     Without a scope decision (``in_scope`` None), nothing is kept unless some tool clears
     ``threshold``. With one, a request below ``scope_threshold`` gets nothing, and any other
@@ -555,7 +558,7 @@ class LearnedClauseRouter:
             self.threshold,
             self.clause_threshold,
             self.variant.per_clause,
-            min(max_tools, self.params.max_tools),
+            None,  # the router cuts at max_tools and reports the cut
             in_scope,
             self.scope_threshold,
         )
@@ -601,7 +604,7 @@ class LearnedClauseRouter:
             note=self._note(kept, top, in_scope),
             clause_index=clause_index,
             conditions={k: v for k, v in conditions.items() if v},
-            extra={} if in_scope is None else {'in_scope': round(in_scope, 4)},
+            in_scope=None if in_scope is None else round(in_scope, 4),
         )
 
     def _note(self, kept: list[int], top: float, in_scope: float | None) -> str:
@@ -610,3 +613,8 @@ class LearnedClauseRouter:
         if in_scope is not None:
             return f'out of scope (p_in_scope={in_scope:.2f} < {self.scope_threshold:.2f})'
         return f'no tool above p={self.threshold:.2f} (best {top:.2f})'
+
+def build(ctx: 'PolicyContext') -> LearnedClauseRouter:
+    """The registry's factory for ``lcr`` and its ablations; they share one feature extractor."""
+    extractor = ctx.resource('lcr.extractor', lambda: FeatureExtractor(ctx.index))
+    return LearnedClauseRouter(ctx.index, ctx.params(LCRParams), ctx.spec.name, extractor)

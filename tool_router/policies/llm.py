@@ -7,10 +7,11 @@ and errors yield no tools; invented names stay in ``Decision.tools`` so the
 router's allowlist drops them into ``RouteResult.dropped`` and the evaluation
 counts them as false positives.
 
-Every decision carries the per-call facts in ``Decision.extra['llm']``:
-``sent`` (data left the vehicle), ``host``, ``provider``, ``model``,
-``duration_ms``, ``timeout``, ``malformed``, ``invented``, ``error``, plus
-``redacted`` (spans removed), ``prompt_tools`` and ``circuit`` (breaker state).
+Every decision carries the per-call facts in ``Decision.llm``
+(:class:`~tool_router.explanation.LLMFacts`): ``sent`` (data left the
+vehicle), ``host``, ``provider``, ``model``, ``duration_ms``, ``timeout``,
+``malformed``, ``invented``, ``error``, plus ``redacted`` (spans removed),
+``prompt_tools`` and ``circuit`` (breaker state).
 No remote call is made unless ``llm.url`` is set and ``llm.allow_remote`` is true.
 """
 
@@ -18,17 +19,21 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import httpx
 
 from tool_router.catalog import Catalog
+from tool_router.explanation import LLMFacts
 from tool_router.llm.client import CIRCUIT_OPEN, TIMEOUT, LLMCallError, LLMClient
 from tool_router.llm.parse import parse_reply
 from tool_router.llm.prompt import system_prompt, user_prompt
 from tool_router.llm.redact import redact
 from tool_router.llm.settings import LLMParams, apply_environment
 from tool_router.policies.base import Decision, Evidence
+
+if TYPE_CHECKING:
+    from tool_router.policies.registry import PolicyContext
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +45,7 @@ class Consultation:
     tools: list[str] = field(default_factory=list)
     usable: bool = False  # a reply was received and parsed (possibly by the fallback)
     reason: str = ''  # why it is not usable, or how it was parsed
-    facts: dict[str, Any] = field(default_factory=dict)
+    facts: LLMFacts = field(default_factory=LLMFacts)
 
 
 class LLMConsultant:
@@ -53,21 +58,13 @@ class LLMConsultant:
         self.enabled, self.disabled_reason = params.enabled()
         self.client = LLMClient(params, transport=transport) if self.enabled else None
 
-    def _facts(self) -> dict[str, Any]:
-        return {
-            'sent': False,
-            'host': self.params.host() if self.enabled else '',
-            'provider': self.params.provider,
-            'model': self.params.model,
-            'duration_ms': 0.0,
-            'timeout': False,
-            'malformed': False,
-            'invented': [],
-            'error': '',
-            'redacted': 0,
-            'prompt_tools': 0,
-            'circuit': self.client.breaker.state if self.client else 'closed',
-        }
+    def _facts(self) -> LLMFacts:
+        return LLMFacts(
+            host=self.params.host() if self.enabled else '',
+            provider=self.params.provider,
+            model=self.params.model,
+            circuit=self.client.breaker.state if self.client else 'closed',
+        )
 
     def consult(
         self, text: str, names: Sequence[str] | None = None, budget_s: float | None = None
@@ -75,13 +72,13 @@ class LLMConsultant:
         """Ask the model to choose among ``names`` (default: the whole catalog)."""
         facts = self._facts()
         if self.client is None:
-            facts['error'] = self.disabled_reason
+            facts.error = self.disabled_reason
             return Consultation(reason=self.disabled_reason, facts=facts)
-        facts['prompt_tools'] = len(list(names)) if names is not None else len(self.catalog)
+        facts.prompt_tools = len(list(names)) if names is not None else len(self.catalog)
         sent = text
         if self.params.redact:
             red = redact(text, self.params.names_to_redact())
-            sent, facts['redacted'] = red.text, red.count
+            sent, facts.redacted = red.text, red.count
         try:
             # Parsed on the client's worker, inside the budget (invented = not in the catalog).
             reply = self.client.chat(
@@ -92,19 +89,18 @@ class LLMConsultant:
             )
         except LLMCallError as exc:
             # circuit open: nothing was sent; any other failure: the request did go out.
-            facts['sent'] = exc.kind != CIRCUIT_OPEN
-            facts['timeout'] = exc.kind == TIMEOUT
-            facts['error'] = f'{exc.kind}: {exc}'
-            facts['circuit'] = self.client.breaker.state
-            log.warning('LLM call failed: %s', facts['error'])
+            facts.sent = exc.kind != CIRCUIT_OPEN
+            facts.timeout = exc.kind == TIMEOUT
+            facts.error = f'{exc.kind}: {exc}'
+            facts.circuit = self.client.breaker.state
+            log.warning('LLM call failed: %s', facts.error)
             return Consultation(reason=f'LLM {exc.kind}: {exc}', facts=facts)
-        facts.update(
-            sent=True, duration_ms=round(reply.duration_ms, 3), circuit=self.client.breaker.state
-        )
+        facts.sent, facts.duration_ms = True, round(reply.duration_ms, 3)
+        facts.circuit = self.client.breaker.state
         parsed = reply.parsed
-        facts['malformed'], facts['invented'] = parsed.malformed, parsed.invented
+        facts.malformed, facts.invented = parsed.malformed, list(parsed.invented)
         if not parsed.tools and parsed.reason in ('empty reply', 'unparseable reply'):
-            facts['error'] = parsed.reason
+            facts.error = parsed.reason
             return Consultation(reason=f'LLM {parsed.reason}', facts=facts)
         return Consultation(parsed.tools, True, parsed.reason or 'clean JSON reply', facts)
 
@@ -119,27 +115,12 @@ class LLMPolicy:
 
     name = 'llm'
 
-    def __init__(
-        self,
-        catalog: Catalog,
-        params: LLMParams | None = None,
-        *,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        self.catalog = catalog
-        self.consultant = LLMConsultant(catalog, params or LLMParams(), transport=transport)
-
-    @classmethod
-    def from_router(cls, router: Any) -> 'LLMPolicy':
-        """Build from the router's configuration, environment overrides applied."""
-        return cls(router.catalog, apply_environment(router.config.llm))
+    def __init__(self, consultant: LLMConsultant) -> None:
+        self.consultant = consultant
 
     def route(self, text: str, max_tools: int) -> Decision:
         """Ask the model; failures give an empty, explained answer."""
         got = self.consultant.consult(text)
-        extra: dict[str, Any] = {'llm': got.facts}
-        if not got.usable:
-            extra['fallback_reason'] = got.reason
         tools = got.tools
         return Decision(
             self.name,
@@ -151,5 +132,24 @@ class LLMPolicy:
             confidence=1.0 if got.usable else 0.0,
             abstained=not tools,
             note=got.reason,
-            extra=extra,
+            fallback_reason='' if got.usable else got.reason,
+            llm=got.facts,
         )
+
+    def close(self) -> None:
+        """Release the HTTP client."""
+        self.consultant.close()
+
+
+def consultant(
+    ctx: 'PolicyContext', transport: httpx.BaseTransport | None = None
+) -> LLMConsultant:
+    """An LLM consultant from the router's ``llm`` section, environment overrides applied."""
+    return LLMConsultant(
+        ctx.catalog, apply_environment(ctx.params(LLMParams, 'llm')), transport=transport
+    )
+
+
+def build(ctx: 'PolicyContext') -> LLMPolicy:
+    """The registry's factory for ``llm``."""
+    return LLMPolicy(consultant(ctx))

@@ -1,24 +1,26 @@
-"""``tool-router fit``: fit the default policy's scorer and thresholds on a development set.
+"""``tool-router fit lcr``: fit the default policy's scorer and thresholds on a development set.
 
 Trains one logistic scorer per variant (the full policy and its ablations) on
 every (request, tool) pair of the dataset, chooses the two thresholds on
 5-fold cross-validated predictions (so the thresholds are not fitted on the
-very predictions they cut), refits on the whole set and writes
-``config/lcr_model.json``. Refuses a dataset whose file name says ``test``:
-the test split is for reporting only.
+very predictions they cut), refits on the whole set and writes the model file
+(``config/lcr_model.json`` is the shipped one). Thresholds are chosen on the
+answers cut to 8 tools (the shipped ``max_tools``). Refuses a
+dataset that shares requests with a test split (:mod:`.guard`).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
+import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tool_router.errors import DatasetError
 from tool_router.evaluation.dataset import LEVELS, Example, load_jsonl
+from tool_router.evaluation.fitting.guard import refuse_reporting_data
+from tool_router.evaluation.metrics import composite
 from tool_router.policies.lcr import (
     FEATURES,
     SCOPE_FEATURES,
@@ -37,15 +39,6 @@ THRESHOLDS = np.round(np.arange(0.10, 0.86, 0.025), 3)
 SCOPE_THRESHOLDS = np.round(np.arange(0.05, 0.951, 0.025), 3)
 
 
-def _composite(truth: set[str], pred: set[str]) -> float:
-    hit = len(truth & pred)
-    return (
-        0.5 * hit / len(truth)
-        + 0.25 * (hit / len(pred) if pred else 0.0)
-        + 0.25 * float(truth == pred)
-    )
-
-
 def objective(
     examples: Sequence[Example], predictions: Sequence[set[str]]
 ) -> tuple[float, float, float]:
@@ -57,7 +50,7 @@ def objective(
     """
     levels = np.array([ex.level for ex in examples])
     comp = np.array(
-        [0.0 if ex.level == 'out_of_scope' else _composite(set(ex.tools), p)
+        [0.0 if ex.level == 'out_of_scope' else composite(ex.tools, p)
          for ex, p in zip(examples, predictions)]
     )
     empty = np.array([not p for p in predictions], dtype=bool)
@@ -116,7 +109,7 @@ def choose_thresholds(
                 continue
             comp = np.array(
                 [
-                    0.0 if o else _composite(set(ex.tools), pr)
+                    0.0 if o else composite(ex.tools, pr)
                     for ex, pr, o in zip(examples, preds, oos)
                 ]
             )
@@ -140,12 +133,23 @@ def _objective_arrays(
     return macro + 0.25 * rate - 0.25 * in_empty, macro, rate
 
 
+def _progress(items: Sequence[Any], desc: str) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(items, desc=desc, unit='req', file=sys.stderr, mininterval=1.0, leave=False)
+
+
 def fit_variant(
-    examples: list[Example], extractor: FeatureExtractor, variant: str, source: str, log=print
+    examples: list[Example],
+    extractor: FeatureExtractor,
+    variant: str,
+    source: str,
+    log: Callable[[str], Any] = print,
 ) -> ScorerModel:
+    """Fit one variant: features, 5-fold thresholds, final weights."""
     v = VARIANTS[variant]
     names = extractor.names
-    feats = [extractor.extract(ex.request, v) for ex in examples]
+    feats = [extractor.extract(ex.request, v) for ex in _progress(examples, variant)]
     X = np.stack([f.X for f in feats])  # (N, T, F)
     S = np.stack([f.scope for f in feats])  # (N, S)
     Y = np.array([[n in ex.tools for n in names] for ex in examples], dtype=np.float32)
@@ -196,20 +200,21 @@ def fit_variant(
 
 
 def fit(
-    dataset: Path, router: Any, out: Path, variants: Sequence[str] = tuple(VARIANTS), log=print
-) -> dict:
-    if 'test' in dataset.name.lower():
-        raise DatasetError(
-            'refusing to fit on a test split',
-            where=str(dataset),
-            hint='fit on the development split; the test split is for reporting only',
-        )
+    dataset: Path,
+    router: Any,
+    out: Path,
+    variants: Sequence[str] = tuple(VARIANTS),
+    log: Callable[[str], Any] = print,
+) -> dict[str, Any]:
+    """Fit every variant on ``dataset`` and write ``out``; refuses test-split requests."""
     examples = load_jsonl(dataset, router.catalog)
+    if not refuse_reporting_data(examples, str(dataset)):
+        log('warning: no test split found to check the dataset against')
     extractor = FeatureExtractor(router.index)
     extractor.memoize()  # the variants share most of their embedded texts
     models = {v: fit_variant(examples, extractor, v, dataset.name, log) for v in variants}
     payload = {
-        'about': 'Fitted by `tool-router fit`; see tool_router/policies/lcr.py.',
+        'about': 'Fitted by `tool-router fit lcr`; see tool_router/policies/lcr.py.',
         'dataset': dataset.name,
         'n_requests': len(examples),
         'variants': {k: m.model_dump() for k, m in models.items()},
@@ -217,24 +222,3 @@ def fit(
     out.write_text(json.dumps(payload, indent=1) + '\n', encoding='utf-8')
     log(f'wrote {out}')
     return payload
-
-
-def cmd_fit(args: argparse.Namespace) -> int:
-    from tool_router.cli_core import router_from_args
-    from tool_router.paths import config_path
-
-    router = router_from_args(args, policy='cdbv3')  # the scorer being fitted may not exist yet
-    fit(Path(args.dataset), router, Path(args.out) if args.out else config_path('lcr_model.json'))
-    return 0
-
-
-def register(sub: argparse._SubParsersAction) -> None:
-    from tool_router.cli_core import add_config_args
-
-    p = sub.add_parser('fit', help='fit the default policy (lcr) on a development set')
-    p.add_argument(
-        '--dataset', required=True, help='annotated JSONL (the dev split; never the test split)'
-    )
-    p.add_argument('--out', help='model file to write (default: config/lcr_model.json)')
-    add_config_args(p)
-    p.set_defaults(handler=cmd_fit)

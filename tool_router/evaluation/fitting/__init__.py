@@ -1,0 +1,10 @@
+"""Fitting and tuning on development data: one home, one objective, one test-split guard.
+
+* :mod:`.lcr`   - ``tool-router fit lcr``: the learned clause router's scorer and thresholds;
+* :mod:`.gate`  - ``tool-router fit gate``: the hybrid policy's uncertainty gate;
+* :mod:`.cdb`   - ``tool-router fit cdb``: the CDB constants the paper does not give;
+* :mod:`.objective` - the objective they share (dev macro composite, out-of-scope empty rate);
+* :mod:`.guard` - refuses data that shares requests with a reporting (test) split, by content.
+
+The command line lives in :mod:`.cli`; nothing here imports it.
+"""

@@ -1,0 +1,110 @@
+"""``tool-router fit lcr | gate | cdb``: the fitting commands, on development data only."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from tool_router.cli_common import add_config_args, config_from_args, print_json
+
+
+def _bar(items: Any, desc: str = 'routing') -> Any:
+    from tqdm import tqdm
+
+    return tqdm(items, desc=desc, unit='req', file=sys.stderr, mininterval=1.0, leave=False)
+
+
+def _log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def cmd_fit_lcr(args: argparse.Namespace) -> int:
+    """Fit the lcr scorer; --out or --force decides where the model goes."""
+    from tool_router.errors import ConfigError
+    from tool_router.evaluation.fitting.lcr import fit
+    from tool_router.paths import config_path
+    from tool_router.router import Router
+
+    if args.out:
+        out = Path(args.out)
+    elif args.force:
+        out = config_path('lcr_model.json')
+    else:
+        raise ConfigError(
+            'no --out given',
+            hint=f'write the model with --out FILE (then --set lcr.model_path=FILE), or give '
+            f'--force to replace the installed {config_path("lcr_model.json")}',
+        )
+    # cdbv3 as the default policy: the scorer being fitted may not exist yet.
+    router = Router(config_from_args(args, policy='cdbv3'))
+    fit(Path(args.dataset), router, out, log=_log)
+    return 0
+
+
+def cmd_fit_gate(args: argparse.Namespace) -> int:
+    """Fit the hybrid gate and print the thresholds."""
+    from tool_router.evaluation.fitting.gate import fit_gate, gate_rows
+    from tool_router.router import Router
+
+    router = Router(config_from_args(args))
+    name = args.policy or router.config.policy
+    rows = gate_rows(router, Path(args.dataset), name, progress=_bar)
+    print_json(
+        {'policy': name, 'n': len(rows), 'target_rate': args.target_rate,
+         **fit_gate(rows, args.target_rate)}
+    )
+    return 0
+
+
+def cmd_fit_cdb(args: argparse.Namespace) -> int:
+    """Grid-search the CDB constants and print the best points."""
+    from tool_router.evaluation.fitting.cdb import GRIDS, tune
+    from tool_router.router import Router
+
+    policies = args.policies.split(',') if args.policies else list(GRIDS)
+    unknown = [p for p in policies if p not in GRIDS]
+    if unknown:
+        from tool_router.errors import RequestError
+
+        raise RequestError(f'no tuning grid for {unknown}', hint=f'one of {sorted(GRIDS)}')
+    router = Router(config_from_args(args, policy='cdbv3'))
+    best = tune(router, Path(args.dataset), policies, progress=_bar)
+    for policy, rows in best.items():
+        for params, macro, oos in rows:
+            print(f'{policy} {json.dumps(params)}: dev macro composite {macro:.4f}, '
+                  f'out-of-scope empty {oos:.3f}')
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``fit lcr|gate|cdb`` to the ``tool-router`` command line."""
+    fit = sub.add_parser(
+        'fit', help='fit or tune a policy on development data (never a test split)'
+    )
+    fsub = fit.add_subparsers(dest='fit_command', required=True, metavar='WHAT')
+
+    p = fsub.add_parser('lcr', help="fit the default policy's scorer and thresholds")
+    p.add_argument('--dataset', required=True, help='annotated JSONL (the dev split)')
+    out = p.add_mutually_exclusive_group()
+    out.add_argument('--out', help='model file to write')
+    out.add_argument('--force', action='store_true',
+                     help='replace the installed config/lcr_model.json')
+    add_config_args(p)
+    p.set_defaults(handler=cmd_fit_lcr)
+
+    p = fsub.add_parser('gate', help="fit the hybrid policy's gate (prints the thresholds)")
+    p.add_argument('--dataset', required=True, help='annotated JSONL (the dev split)')
+    p.add_argument('--target-rate', type=float, default=0.3,
+                   help='largest share of requests sent to the LLM')
+    p.add_argument('--policy', default='', help='local policy (default: the configured one)')
+    add_config_args(p)
+    p.set_defaults(handler=cmd_fit_gate)
+
+    p = fsub.add_parser('cdb', help='grid-search the CDB constants (prints the best three)')
+    p.add_argument('--dataset', required=True, help='annotated JSONL (the dev split)')
+    p.add_argument('--policies', default='', help='comma-separated, default cdbv1,cdbv2,cdbv3')
+    add_config_args(p)
+    p.set_defaults(handler=cmd_fit_cdb)
