@@ -341,4 +341,4 @@ def test_pipeline_unknown_tool_and_redaction(rules, catalog):
     rec = pipe.process(sel(['gps_position', 'warp_drive'],
                            text='Alice: fly to 47.3977, 8.5456 at 20 m'))
     assert rec.tools[1].failure_mode == 'router_fault' and disp.calls == ['gps_position']
-    assert rec.request_text == '<NAME>: fly to <COORD> at <NUM> m' and rec.redacted
+    assert rec.request_text == '<name>: fly to <coordinates> at <number> m' and rec.redacted

@@ -176,7 +176,8 @@ def test_percentiles_match_linear_interpolation():
 def test_redactor_options():
     text = 'Bob: photo at 47.39N, 8.54E then 3 more'
     assert Redactor(False)(text) == text
-    assert Redactor(True, names=['bob'])(text) == '<NAME>: photo at <COORD> then <NUM> more'
+    redacted = '<name>: photo at <coordinates> then <number> more'
+    assert Redactor(True, names=['bob'])(text) == redacted
     assert Redactor(True, digits=False, coordinates=False)(text) == text
 
 

@@ -29,7 +29,7 @@ from typing import Any, Iterator
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from tool_router.errors import CatalogError
+from tool_router.errors import CatalogError, first_problem
 from tool_router.yaml_util import line_of, load_yaml_with_lines
 
 NAME_PATTERN = re.compile(r'^[a-z][a-z0-9_]*$')
@@ -210,18 +210,18 @@ def load_catalog(path: str | Path) -> Catalog:
     try:
         catalog = Catalog.model_validate(data)
     except pydantic.ValidationError as exc:
-        first = exc.errors()[0]
-        loc = first['loc']
-        line = line_of(node, loc)
-        field = '.'.join(str(p) for p in loc) or '(top level)'
+        problem = first_problem(exc)
+        loc = problem.loc
+        line = line_of(node, list(loc))
+        field = problem.field or '(top level)'
         tool = ''
         if len(loc) >= 2 and loc[0] == 'tools' and isinstance(loc[1], int):
             raw = data.get('tools') or []
             if loc[1] < len(raw) and isinstance(raw[loc[1]], dict):
                 tool = f' (tool {raw[loc[1]].get("name", "?")!r})'
-        more = f'; {len(exc.errors()) - 1} more error(s)' if len(exc.errors()) > 1 else ''
+        more = f'; {problem.more} more error(s)' if problem.more else ''
         raise CatalogError(
-            f'field {field}{tool}: {first["msg"]}{more}',
+            f'field {field}{tool}: {problem.msg}{more}',
             where=f'{path}:{line}' if line else str(path),
             hint='fix the catalog; the router refuses to serve a partial catalog',
         ) from None

@@ -6,7 +6,7 @@ callback.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 
 class ToolRouterError(Exception):
@@ -49,17 +49,35 @@ class LLMError(ToolRouterError):
     """A remote language model failed: timeout, HTTP error, unusable reply."""
 
 
-def first_error(exc: Any) -> str:
-    """The first error of a pydantic ``ValidationError`` as one line: ``field.path: message``."""
+class Problem(NamedTuple):
+    """The first error of a pydantic ``ValidationError``: where, the dotted field, the message."""
+
+    loc: tuple[Any, ...]
+    field: str
+    msg: str
+    more: int  # how many other errors there are
+
+    def __str__(self) -> str:
+        return f'{self.field}: {self.msg}' if self.field else self.msg
+
+
+def first_problem(exc: Any) -> Problem:
+    """The first error of a pydantic ``ValidationError`` (the one idiom every loader uses)."""
     errors = exc.errors()
     if not errors:
-        return str(exc).splitlines()[0]
+        return Problem((), '', str(exc).splitlines()[0], 0)
     first = errors[0]
-    field = '.'.join(str(part) for part in first.get('loc', ()))
-    return f"{field}: {first['msg']}" if field else str(first['msg'])
+    loc = tuple(first.get('loc', ()))
+    return Problem(loc, '.'.join(str(p) for p in loc), str(first['msg']), len(errors) - 1)
 
 
-def error_field(exc: Any) -> str:
-    """The dotted field name of a pydantic ``ValidationError``'s first error ('' if none)."""
-    errors = exc.errors()
-    return '.'.join(str(part) for part in errors[0].get('loc', ())) if errors else ''
+def first_error(exc: Any) -> str:
+    """The first error of a pydantic ``ValidationError`` as one line: ``field.path: message``."""
+    return str(first_problem(exc))
+
+
+def one_line(exc: Exception) -> str:
+    """An exception as one line: a pydantic error's first problem, else the first line."""
+    if callable(getattr(exc, 'errors', None)):
+        return first_error(exc)
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__

@@ -9,7 +9,7 @@ import pydantic
 
 import yaml
 
-from tool_router.errors import ToolRouterError
+from tool_router.errors import ToolRouterError, first_problem
 
 M = TypeVar('M', bound=pydantic.BaseModel)
 
@@ -84,16 +84,16 @@ def load_ros_parameters(
     try:
         return model.model_validate(params)
     except pydantic.ValidationError as exc:
-        first = exc.errors()[0]
-        field = '.'.join(str(p) for p in first['loc'])
+        problem = first_problem(exc)
+        field = problem.field
         given = overrides or {}
         culprit = _override_for(field, given)
         if culprit is not None:
             where = f'--set {culprit}={given[culprit]!r}'
         else:
-            line = line_of(node, prefix + list(first['loc']))
+            line = line_of(node, prefix + list(problem.loc))
             where = f'{path}:{line}' if line else str(path)
-        raise error(f'parameter {field}: {first["msg"]}', where=where) from None
+        raise error(f'parameter {field}: {problem.msg}', where=where) from None
 
 
 def _override_for(field: str, overrides: dict[str, Any]) -> str | None:

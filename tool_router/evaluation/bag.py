@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from tool_router.errors import DatasetError
+from tool_router.errors import DatasetError, one_line
 from tool_router.explanation import Explanation
 from tool_router.evaluation.dataset import Example, check_example
 from tool_router.paths import share_dir
@@ -154,7 +154,7 @@ def _example(msg: Any, where: str, catalog: Any) -> Example:
     try:
         return check_example(raw, catalog)
     except ValueError as exc:
-        raise DatasetError(str(exc).splitlines()[0], where=where) from None
+        raise DatasetError(one_line(exc), where=where) from None
 
 
 def _selection(msg: Any, ts: int, where: str) -> Selection:

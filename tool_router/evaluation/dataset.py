@@ -23,7 +23,7 @@ from typing import Any, Iterable
 from pydantic import BaseModel, ConfigDict, Field
 
 from tool_router.catalog import Catalog
-from tool_router.errors import DatasetError
+from tool_router.errors import DatasetError, one_line
 
 LEVELS = ('direct', 'consequential', 'compound')
 ALL_LEVELS = LEVELS + ('out_of_scope',)
@@ -104,7 +104,7 @@ def load_jsonl(path: str | Path, catalog: Catalog | None = None) -> list[Example
         try:
             example = check_example(raw, catalog)
         except ValueError as exc:
-            raise DatasetError(str(exc).splitlines()[0], where=where) from None
+            raise DatasetError(one_line(exc), where=where) from None
         if example.id in ids:
             raise DatasetError(
                 f'duplicate id {example.id!r} (first on line {ids[example.id]})', where=where

@@ -24,9 +24,9 @@ class RedactConfig(BaseModel):
     model_config = ConfigDict(extra='forbid')
 
     enabled: bool = Field(False, description='Redact request text in trace records.')
-    digits: bool = Field(True, description='Replace numbers by <NUM>.')
-    coordinates: bool = Field(True, description='Replace lat/lon pairs by <COORD>.')
-    names: str = Field('', description='Comma-separated names replaced by <NAME>.')
+    digits: bool = Field(True, description='Replace numbers by <number>.')
+    coordinates: bool = Field(True, description='Replace lat/lon pairs by <coordinates>.')
+    names: str = Field('', description='Comma-separated names replaced by <name>.')
 
     @property
     def name_list(self) -> list[str]:

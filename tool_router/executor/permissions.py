@@ -29,7 +29,7 @@ import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
 from tool_router.catalog import Catalog, Risk
-from tool_router.errors import ConfigError
+from tool_router.errors import ConfigError, first_problem
 from tool_router.yaml_util import line_of, load_yaml_with_lines
 
 
@@ -176,14 +176,13 @@ def load_permissions(path: str | Path, catalog: Catalog) -> PermissionsFile:
     try:
         rules = PermissionsFile.model_validate(data)
     except pydantic.ValidationError as exc:
-        first = exc.errors()[0]
-        loc = list(first['loc'])
+        problem = first_problem(exc)
         # dict keys that failed as enum values appear as "[key]" entries
-        loc = [p for p in loc if p != '[key]']
+        loc = [p for p in problem.loc if p != '[key]']
         line = line_of(node, loc)
         field = '.'.join(str(p) for p in loc) or '(top level)'
-        more = f'; {len(exc.errors()) - 1} more error(s)' if len(exc.errors()) > 1 else ''
-        raise ConfigError(f"field {field}: {first['msg']}{more}",
+        more = f'; {problem.more} more error(s)' if problem.more else ''
+        raise ConfigError(f'field {field}: {problem.msg}{more}',
                           where=f'{path}:{line}' if line else str(path),
                           hint='fix the permissions file; the executor refuses to start') from None
     for section in ('tools', 'rate_limits'):

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -29,8 +28,9 @@ from typing import Any, Final, Iterable, Iterator, Literal, Union
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
-from tool_router.errors import ToolRouterError
+from tool_router.errors import ToolRouterError, first_problem
 from tool_router.executor.chain import TraceChain, strip_link
+from tool_router.llm.redact import redact
 
 SCHEMA_VERSION: Final = '2.0'
 READABLE_VERSIONS = ('1.0', '2.0')
@@ -214,34 +214,25 @@ RECORD_KINDS: dict[str, type[BaseModel]] = {'request': TraceRecord, 'event': Tra
 
 
 # -- redaction -----------------------------------------------------------------
-COORDINATES = re.compile(r'[-+]?\d{1,3}\.\d+(?:\s*°)?(?:\s*[NS])?\s*[,;/ ]\s*'
-                         r'[-+]?\d{1,3}\.\d+(?:\s*°)?(?:\s*[EW]\b)?')
-DIGITS = re.compile(r'\d+(?:[.,]\d+)*')
-
-
 class Redactor:
-    """Replaces coordinates, numbers and listed names in request text by placeholders."""
+    """Request text for the traces, through the one redactor (:mod:`tool_router.llm.redact`).
+
+    Coordinates become ``<coordinates>``, listed names ``<name>``, other numbers
+    ``<number>``; each kind can be switched off; disabled, the text is unchanged.
+    """
 
     def __init__(self, enabled: bool = False, digits: bool = True, coordinates: bool = True,
                  names: Iterable[str] = ()) -> None:
         self.enabled = enabled
         self.digits = digits
         self.coordinates = coordinates
-        words = sorted({n.strip() for n in names if n.strip()}, key=len, reverse=True)
-        self._names = (re.compile(r'\b(?:' + '|'.join(map(re.escape, words)) + r')\b', re.I)
-                       if words else None)
+        self.names = tuple(n.strip() for n in names if n.strip())
 
     def __call__(self, text: str) -> str:
         """The text with the configured placeholders, or unchanged when disabled."""
         if not self.enabled:
             return text
-        if self.coordinates:
-            text = COORDINATES.sub('<COORD>', text)
-        if self._names is not None:
-            text = self._names.sub('<NAME>', text)
-        if self.digits:
-            text = DIGITS.sub('<NUM>', text)
-        return text
+        return redact(text, self.names, coordinates=self.coordinates, numbers=self.digits).text
 
 
 # -- writing -------------------------------------------------------------------
@@ -353,9 +344,8 @@ def parse_line(line: str) -> AnyRecord:
 
 def _why(exc: ValueError) -> str:
     if isinstance(exc, pydantic.ValidationError):
-        first = exc.errors()[0]
-        field_name = '.'.join(str(p) for p in first['loc']) or '(record)'
-        return f"invalid record: {field_name}: {first['msg']}"
+        problem = first_problem(exc)
+        return f"invalid record: {problem.field or '(record)'}: {problem.msg}"
     if isinstance(exc, json.JSONDecodeError):
         return f'not JSON: {exc.msg}'
     return f'invalid record: {exc}'

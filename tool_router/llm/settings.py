@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
-from tool_router.errors import ConfigError
+from tool_router.errors import ConfigError, first_problem
 
 ENV_URL = 'TOOL_ROUTER_LLM_URL'
 ENV_MODEL = 'TOOL_ROUTER_LLM_MODEL'
@@ -196,10 +196,10 @@ def apply_environment(params: LLMParams, environ: Mapping[str, str] | None = Non
     try:
         return LLMParams.model_validate({**params.model_dump(), **update})
     except pydantic.ValidationError as exc:
-        first = exc.errors()[0]
-        name = str(first['loc'][0]) if first['loc'] else '?'
+        problem = first_problem(exc)
+        name = str(problem.loc[0]) if problem.loc else '?'
         raise ConfigError(
-            f"llm.{name} from the environment: {first['msg']}",
+            f'llm.{name} from the environment: {problem.msg}',
             where='environment',
             hint='fix or unset the TOOL_ROUTER_LLM_* variable',
         ) from None
