@@ -26,7 +26,13 @@ def enclaves() -> dict[str, dict[str, set[str]]]:
 
 def test_policy_covers_the_shipped_names_and_keeps_the_control_plane_narrow():
     e = enclaves()
-    c = load_executor_config()
+    shipped = load_executor_config()
+    # shipped names are relative (they follow the node's namespace): in the root namespace
+    # they resolve to /<name>, which is what the policy grants
+    c = shipped.model_copy(update={
+        k: '/' + v.lstrip('/') for k in ('confirm_service', 'selection_topic', 'trace_topic',
+                                          'confirmation_topic', 'watch_events_topic')
+        for v in [getattr(shipped, k)]})
     executor, operator = e['/tool_router/executor'], e['/tool_router/operator']
     assert c.confirm_service in executor['reply'] and c.confirm_service in operator['request']
     assert c.selection_topic in executor['subscribe']
