@@ -37,6 +37,11 @@ def rig(tmp_path_factory):
         '-p', f'mavlink.connection:=udpin:127.0.0.1:{port}', '-p', f'trace_dir:={base}',
         '-p', f'permissions_file:={perms}', '-p', 'selection_topic:=/test_mav/selected',
         '-p', 'watch_period_s:=0.2', ready='executor ready')
+    # motion commands are refused until the vehicle's first HEARTBEAT: wait for the link
+    if not executor.wait_for('vehicle heartbeat seen', 30.0):
+        executor.stop()
+        sim.stop()
+        pytest.fail(f'the executor never saw the simulator\'s heartbeat:\n{executor.output}')
     peer = RosPeer()
     yield {'sim': sim, 'executor': executor, 'peer': peer, 'dir': base}
     peer.close()

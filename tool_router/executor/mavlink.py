@@ -76,6 +76,7 @@ class MavlinkLink:
         self._received = 0
         self._lost = 0
         self._streams_requested = False
+        self.heartbeat_seen = threading.Event()  # set at the vehicle's first HEARTBEAT
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name='mavlink-rx', daemon=True)
         self._thread.start()
@@ -121,6 +122,7 @@ class MavlinkLink:
                 if msg.type == mavutil.mavlink.MAV_TYPE_GCS:
                     return
                 self._heartbeat_at = now
+                self.heartbeat_seen.set()
             self._latest[kind] = (msg, now)
             waiters = self._waiters.get(msg.command) if kind == 'COMMAND_ACK' else None
             target = waiters[0] if waiters else None

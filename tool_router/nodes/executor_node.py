@@ -400,7 +400,21 @@ class ExecutorNode(Node):
             f'MAVLink link on {c.mavlink.connection} (vehicle {c.mavlink.target_system}/'
             f'{c.mavlink.target_component})'
         )
+        threading.Thread(target=self._report_vehicle_link, name='mavlink-link-log',
+                         daemon=True).start()
         return KindRouter(MavlinkDispatcher(self._mavlink), ros_dispatcher)
+
+    def _report_vehicle_link(self) -> None:
+        """Log when the vehicle's first HEARTBEAT arrives (motion commands wait for it)."""
+        link, log = self._mavlink, self.get_logger()
+        patience = link.config.heartbeat_timeout_s
+        if not link.heartbeat_seen.wait(patience):
+            log.warning(f'no vehicle heartbeat on {link.config.connection} after {patience:g} s: '
+                        'motion commands are refused until one arrives')
+            while not link.heartbeat_seen.wait(1.0):
+                if self._closing:
+                    return
+        log.info(f'vehicle heartbeat seen (system {link.config.target_system})')
 
     # -- callbacks ---------------------------------------------------------
     def _on_selection(self, msg: SelectedCapabilities) -> None:
