@@ -11,7 +11,14 @@ from tool_router.errors import ConfigError, DatasetError
 from tool_router.evaluation.fitting.lcr import fit
 from tool_router.evaluation.fitting.objective import objective
 from tool_router.evaluation.dataset import Example
-from tool_router.policies.lcr import FEATURES, SCOPE_FEATURES, Features, decide, load_models
+from tool_router.policies.lcr import (
+    FEATURES,
+    SCOPE_FEATURES,
+    Features,
+    decide,
+    home_clauses,
+    load_models,
+)
 from tool_router.spelling import Speller
 
 
@@ -133,6 +140,28 @@ def test_explanation_names_clause_and_condition(router):
     assert d.clause_index['battery_status'] in (0, 2)  # 'monitor the battery' or its condition
     assert all(e for e in (d.evidence[t] for t in result.tools))
     assert 0 <= d.confidence <= 1
+
+
+def test_home_clause_is_the_clause_whose_best_tool_it_is():
+    # "arm, take off to 10 m": the second clause is closer to both tools' texts, but the
+    # first one's best tool is arm_motors (tool 0), so arming stays in clause 0.
+    cs = np.array([[0.55, 0.30], [0.60, 0.85]])
+    counting = np.array([True, True])
+    assert cs.argmax(axis=0).tolist() == [1, 1]  # the strongest clause alone misorders them
+    assert home_clauses(cs, counting).tolist() == [0, 1]
+    # a negated or steering clause is never a tool's home while a counting clause exists
+    assert home_clauses(cs, np.array([False, True])).tolist() == [1, 1]
+
+
+@pytest.mark.parametrize(
+    'text', ['arm, take off to 10 m', 'Arm, take off to 10 m and hover', 'arm and take off']
+)
+def test_arming_is_ordered_before_the_takeoff(router, text):
+    result = router.route(text, 'lcr')
+    assert {'arm_motors', 'takeoff'} <= set(result.tools)
+    d = result.decision
+    # the executor dispatches in clause order (router_node.selection_message)
+    assert d.clause_index['arm_motors'] < d.clause_index['takeoff']
 
 
 def test_typo_repair_uses_catalog_words_and_protects_real_words(catalog, encoder):

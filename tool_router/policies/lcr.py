@@ -170,7 +170,7 @@ class Features:
     clause_score: np.ndarray  # (clauses, tools) best similarity of each clause to each tool
     negated: np.ndarray  # (clauses,) bool
     excluded: np.ndarray  # (clauses,) bool: negated or steering clauses count for nothing
-    best_clause: np.ndarray  # (tools,) each tool's strongest clause
+    best_clause: np.ndarray  # (tools,) the clause that asks for each tool (home_clauses)
     kw_hits: list[list[str]]  # per tool: its keywords found in counting clauses
 
 
@@ -327,8 +327,8 @@ class FeatureExtractor:
         F[:, f['n_clauses']] = min(len(clauses), 6) / 6.0
         F[:, f['ex_max_sq']] = F[:, f['ex_max']] ** 2
         F[:, f['top1_x_ex']] = F[:, f['top1_clause']] * F[:, f['ex_max']]
-        best_clause = clause_score.argmax(axis=0)  # per tool: its strongest clause
-        F[:, f['act_in_cond']] = is_cond[best_clause] & (self.is_sensor == 0)
+        strongest = clause_score.argmax(axis=0)  # per tool: its strongest clause
+        F[:, f['act_in_cond']] = is_cond[strongest] & (self.is_sensor == 0)
         for name in variant.drop:
             F[:, f[name]] = 0.0
         return Features(
@@ -339,7 +339,7 @@ class FeatureExtractor:
             clause_score=clause_score,
             negated=negated,
             excluded=~pos,
-            best_clause=best_clause,
+            best_clause=home_clauses(clause_score, pos),
             kw_hits=kw_hits,
         )
 
@@ -408,6 +408,20 @@ class FeatureExtractor:
             [1.0, float(catalog.max()), float((catalog - s.oos[rows][pos]).max())],
             dtype=np.float32,
         )
+
+
+def home_clauses(clause_score: np.ndarray, counting: np.ndarray) -> np.ndarray:
+    """Per tool, the clause that asks for it: the executor's order and gating come from it.
+
+    A clause whose best tool it is comes first, then any counting clause, each by similarity.
+    The strongest clause alone is not enough: in "arm, take off to 10 m" the longer second
+    clause can be closer to arm_motors' texts than the bare "arm" whose best tool it is, which
+    put the takeoff before the arming.
+    """
+    top = clause_score >= clause_score.max(axis=1, keepdims=True)  # (C, T) a clause's best tool
+    rank = clause_score + 4.0 * counting[:, None] + 2.0 * (top & counting[:, None])
+    best: np.ndarray = rank.argmax(axis=0)
+    return best
 
 
 def logistic(X: np.ndarray, mean: np.ndarray, scale: np.ndarray, weights: np.ndarray

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -139,33 +140,102 @@ def _progress(items: Sequence[Any], desc: str) -> Any:
     return tqdm(items, desc=desc, unit='req', file=sys.stderr, mininterval=1.0, leave=False)
 
 
-def fit_variant(
-    examples: list[Example],
-    extractor: FeatureExtractor,
-    variant: str,
-    source: str,
-    log: Callable[[str], Any] = print,
-) -> ScorerModel:
-    """Fit one variant: features, 5-fold thresholds, final weights."""
-    v = VARIANTS[variant]
-    names = extractor.names
-    feats = [extractor.extract(ex.request, v) for ex in _progress(examples, variant)]
-    X = np.stack([f.X for f in feats])  # (N, T, F)
-    S = np.stack([f.scope for f in feats])  # (N, S)
-    Y = np.array([[n in ex.tools for n in names] for ex in examples], dtype=np.float32)
-    inside = np.array([ex.level != 'out_of_scope' for ex in examples])
-    rng = np.random.default_rng(SEED)
-    fold = rng.permutation(len(examples)) % FOLDS
-    oof = np.zeros(Y.shape, dtype=np.float64)
-    oof_scope = np.ones(len(examples)) if v.scope else None
+@dataclass
+class Rows:
+    """Training rows of a dataset: per-(request, tool) features and labels, scope features."""
+
+    X: np.ndarray  # (N, T, F)
+    Y: np.ndarray  # (N, T)
+    S: np.ndarray  # (N, SCOPE_FEATURES)
+    inside: np.ndarray  # (N,) the request is in scope
+
+    @classmethod
+    def of(cls, examples: Sequence[Example], feats: Sequence[Features], names: list[str]
+           ) -> 'Rows':
+        """Rows of ``examples`` from their extracted ``feats``."""
+        return cls(
+            X=np.stack([f.X for f in feats]),
+            Y=np.array([[n in ex.tools for n in names] for ex in examples], dtype=np.float32),
+            S=np.stack([f.scope for f in feats]),
+            inside=np.array([ex.level != 'out_of_scope' for ex in examples]),
+        )
+
+    def take(self, mask: np.ndarray) -> 'Rows':
+        """The rows where ``mask`` is true."""
+        return Rows(self.X[mask], self.Y[mask], self.S[mask], self.inside[mask])
+
+    def plus(self, other: 'Rows | None') -> 'Rows':
+        """These rows followed by ``other``'s."""
+        if other is None or not len(other.X):
+            return self
+        return Rows(*(np.concatenate([a, b]) for a, b in
+                      ((self.X, other.X), (self.Y, other.Y), (self.S, other.S),
+                       (self.inside, other.inside))))
+
+
+def _fit_rows(rows: Rows, scope: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(mean, scale, weights, scope weights) fitted on ``rows``."""
+    F = rows.X.shape[-1]
+    mean, scale, w = _fit_logistic(rows.X.reshape(-1, F), rows.Y.reshape(-1))
+    sw = _fit_scope(rows.S, rows.inside) if scope else np.zeros(0)
+    return mean, scale, w, sw
+
+
+def cross_validate(
+    rows: Rows, scope: bool, extra: Rows | None = None, extra_source: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Out-of-fold (tool probabilities, in-scope probabilities) over 5 folds.
+
+    ``extra`` rows (augmented variants; ``extra_source`` = index of the request each was made
+    from) join a fold's training rows only when their source is in it: a held-out request's own
+    variants never train the model that scores it.
+    """
+    n = len(rows.X)
+    fold = np.random.default_rng(SEED).permutation(n) % FOLDS
+    oof = np.zeros(rows.Y.shape, dtype=np.float64)
+    oof_scope = np.ones(n) if scope else None
+    F = rows.X.shape[-1]
     for k in range(FOLDS):
         tr, te = fold != k, fold == k
-        mean, scale, w = _fit_logistic(X[tr].reshape(-1, X.shape[-1]), Y[tr].reshape(-1))
-        oof[te] = logistic(X[te].reshape(-1, X.shape[-1]), mean, scale, w).reshape(Y[te].shape)
+        train = rows.take(tr)
+        if extra is not None and extra_source is not None:
+            train = train.plus(extra.take(tr[extra_source]))
+        mean, scale, w, sw = _fit_rows(train, scope)
+        oof[te] = logistic(rows.X[te].reshape(-1, F), mean, scale, w).reshape(rows.Y[te].shape)
         if oof_scope is not None:
-            sw = _fit_scope(S[tr], inside[tr])
-            oof_scope[te] = logistic(S[te], np.zeros_like(sw), np.ones_like(sw), sw)
-    t, ct, ts, cv_score = choose_thresholds(examples, feats, oof, names, v.per_clause, oof_scope)
+            oof_scope[te] = logistic(rows.S[te], np.zeros_like(sw), np.ones_like(sw), sw)
+    return oof, oof_scope
+
+
+@dataclass
+class CVResult:
+    """Cross-validated dev figures of one variant at its chosen thresholds."""
+
+    threshold: float
+    clause_threshold: float
+    scope_threshold: float
+    macro: float
+    oos_empty: float
+    in_empty: float
+    predictions: list[set[str]]
+    probs: np.ndarray  # (N, T) out-of-fold tool probabilities
+    scope_p: np.ndarray | None  # (N,) out-of-fold in-scope probabilities
+
+
+def evaluate_cv(
+    examples: Sequence[Example],
+    feats: Sequence[Features],
+    names: list[str],
+    variant: str,
+    augmented: Sequence[Example] = (),
+    aug_feats: Sequence[Features] = (),
+) -> CVResult:
+    """Cross-validate ``variant`` on ``examples`` (plus training-only ``augmented`` variants)."""
+    v = VARIANTS[variant]
+    rows = Rows.of(examples, feats, names)
+    extra, source = _augmented_rows(examples, augmented, aug_feats, names)
+    oof, oof_scope = cross_validate(rows, v.scope, extra, source)
+    t, ct, ts, _ = choose_thresholds(examples, feats, oof, names, v.per_clause, oof_scope)
     scope_args = (
         [(float(p), ts) for p in oof_scope] if oof_scope is not None else [()] * len(feats)
     )
@@ -177,11 +247,45 @@ def fit_variant(
     in_empty = float(
         np.mean([not p for p, ex in zip(preds, examples) if ex.level != 'out_of_scope'])
     )
-    mean, scale, w = _fit_logistic(X.reshape(-1, X.shape[-1]), Y.reshape(-1))
-    scope_w = _fit_scope(S, inside).tolist() if v.scope else []
+    return CVResult(t, ct, ts, macro, oos, in_empty, preds, oof, oof_scope)
+
+
+def _augmented_rows(
+    examples: Sequence[Example],
+    augmented: Sequence[Example],
+    aug_feats: Sequence[Features],
+    names: list[str],
+) -> tuple[Rows | None, np.ndarray | None]:
+    """Rows of the augmented variants and the index of each one's source request."""
+    if not augmented:
+        return None, None
+    where = {ex.id: i for i, ex in enumerate(examples)}
+    source = np.array([where[str((a.model_extra or {})['augmented_from'])] for a in augmented])
+    return Rows.of(augmented, aug_feats, names), source
+
+
+def fit_variant(
+    examples: list[Example],
+    extractor: FeatureExtractor,
+    variant: str,
+    source: str,
+    log: Callable[[str], Any] = print,
+    augmented: Sequence[Example] = (),
+) -> ScorerModel:
+    """Fit one variant: features, 5-fold thresholds, final weights (augmentation trains only)."""
+    v = VARIANTS[variant]
+    names = extractor.names
+    feats = [extractor.extract(ex.request, v) for ex in _progress(examples, variant)]
+    aug_feats = [extractor.extract(ex.request, v) for ex in _progress(augmented, 'augmented')]
+    cv = evaluate_cv(examples, feats, names, variant, augmented, aug_feats)
+    rows = Rows.of(examples, feats, names)
+    if augmented:
+        rows = rows.plus(Rows.of(augmented, aug_feats, names))
+    mean, scale, w, scope_w = _fit_rows(rows, v.scope)
     log(
-        f'{variant:22s} threshold {t:.3f} clause {ct:.3f} scope {ts:.3f}  cross-validated dev: '
-        f'macro composite {macro:.4f}, out-of-scope empty {oos:.3f}, in-scope empty {in_empty:.3f}'
+        f'{variant:22s} threshold {cv.threshold:.3f} clause {cv.clause_threshold:.3f} '
+        f'scope {cv.scope_threshold:.3f}  cross-validated dev: macro composite {cv.macro:.4f}, '
+        f'out-of-scope empty {cv.oos_empty:.3f}, in-scope empty {cv.in_empty:.3f}'
     )
     return ScorerModel(
         variant=variant,
@@ -189,13 +293,13 @@ def fit_variant(
         mean=mean.tolist(),
         scale=scale.tolist(),
         weights=w.tolist(),
-        threshold=t,
-        clause_threshold=ct,
+        threshold=cv.threshold,
+        clause_threshold=cv.clause_threshold,
         scope_features=list(SCOPE_FEATURES) if v.scope else [],
-        scope_weights=scope_w,
-        scope_threshold=ts,
+        scope_weights=scope_w.tolist() if v.scope else [],
+        scope_threshold=cv.scope_threshold,
         trained_on=source,
-        cv_macro_composite=round(macro, 4),
+        cv_macro_composite=round(cv.macro, 4),
     )
 
 
