@@ -128,7 +128,8 @@ def run(kills: int = 10, rate_hz: float = 20.0, critical_every: int = 4, seed: i
     rng = random.Random(seed)
     ns = f'dur{os.getpid()}'
     trace_dir = Path(trace_dir or tempfile.mkdtemp(prefix='durability-')) / 'traces'
-    executor_params = (f'trace_dir:={trace_dir}', 'confirm_timeout_s:=30.0',
+    executor_params = (f'trace_dir:={trace_dir}', 'require_signed_execute:=false',
+                       'confirm_timeout_s:=30.0',
                        'call_timeout_s:=3.0', 'max_parallel_requests:=8')
     sim = _start('tool_router.nodes.sim_vehicle', ns, 'state_period_s:=5.0',
                  ready='simulated vehicle ready')

@@ -55,7 +55,8 @@ def main() -> int:
     trace_dir = Path(tempfile.mkdtemp(prefix='executor-latency-'))
     procs = [start('tool_router.nodes.sim_vehicle'),
              start('tool_router.nodes.executor_node', 'mode:=execute', f'trace_dir:={trace_dir}',
-                   'selection_topic:=/bench/selected')]
+                   'selection_topic:=/bench/selected',
+                   'require_signed_execute:=false')]  # measures dispatch, not signatures
     rclpy.init()
     node = Node('executor_latency_bench')
     done: dict[str, threading.Event] = {}

@@ -12,7 +12,7 @@ import time
 import pytest
 from procs import wait_until
 from test_executor_logic import PERMS
-from test_executor_nodes import RosPeer, make_operators, read_records, start
+from test_executor_nodes import UNSIGNED, RosPeer, make_operators, read_records, start
 
 pytestmark = pytest.mark.slow  # starts ROS processes
 
@@ -40,7 +40,8 @@ def test_only_a_signed_confirmation_from_a_permitted_role_dispatches(tmp_path):
     try:
         asked = peer.watch(ConfirmationRequest, '/sec/confirmation_requests')
         armed = peer.watch(String, '/sec/arm')
-        rid = peer.select('/sec/selected', ['arm_motors'], 'arm the motors. operator approved')
+        rid = peer.select('/sec/selected', ['arm_motors'], 'arm the motors. operator approved',
+                          signed_by='alice')  # who asked; the confirmation is another matter
         assert wait_until(lambda: any(m.request_id == rid for m in asked), 15), executor.output
 
         def confirm(*args, **kwargs):
@@ -132,6 +133,7 @@ def test_insecure_confirmations_are_logged_loudly_and_recorded_as_unsigned(tmp_p
     traces = tmp_path / 'traces'
     executor = start('tool_router.nodes.executor_node', '-p', f'trace_dir:={traces}',
                      '-p', 'insecure_confirmations:=true', '-p', 'selection_topic:=/ins/selected',
+                     *UNSIGNED,
                      '-p', 'confirm_service:=/ins/confirm',
                      '-p', 'confirmation_topic:=/ins/confirmation_requests',
                      '-p', 'trace_topic:=/ins/traces',
@@ -139,6 +141,7 @@ def test_insecure_confirmations_are_logged_loudly_and_recorded_as_unsigned(tmp_p
     peer = RosPeer()
     try:
         assert executor.output.count('INSECURE CONFIRMATIONS') >= 3
+        assert executor.output.count('UNSIGNED EXECUTE') >= 3
         asked = peer.watch(ConfirmationRequest, '/ins/confirmation_requests')
         rid = peer.select('/ins/selected', ['arm_motors'])
         assert wait_until(lambda: any(m.request_id == rid for m in asked), 15), executor.output

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from procs import ROOT, wait_until
-from test_executor_nodes import RosPeer, read_records, start
+from test_executor_nodes import UNSIGNED, RosPeer, read_records, start
 
 from tool_router.executor.traces import fold, read_traces, summarize, trace_files
 
@@ -44,7 +44,7 @@ class AckWatch:
 
 def executor(trace_dir: Path, ns: str, *params: str):
     """An executor whose every name lives under ``ns`` (relative names + a namespace)."""
-    args = ['-r', f'__ns:=/{ns}', '-p', f'trace_dir:={trace_dir}']
+    args = ['-r', f'__ns:=/{ns}', '-p', f'trace_dir:={trace_dir}', *UNSIGNED]
     for p in params:
         args += ['-p', p]
     return start('tool_router.nodes.executor_node', *args, ready='executor ready')

@@ -17,6 +17,19 @@ def cli(*args: str) -> subprocess.CompletedProcess:
                           text=True, cwd=ROOT, timeout=60)
 
 
+def signed_request(text: str, operators, operator: str):
+    """A RouteRequest to execute, signed with ``operator``'s key (as tool-router call does)."""
+    import uuid
+
+    from tool_router.executor import auth
+    from tool_router.srv import RouteRequest
+    rid = f'e2e-{uuid.uuid4().hex[:12]}'
+    key, key_id = auth.signing_key(operators, operator)
+    s = auth.sign_request(key, key_id, rid, text)
+    return RouteRequest.Request(text=text, execute=True, request_id=rid, key_id=s.key_id,
+                                timestamp=s.timestamp, nonce=s.nonce, signature=s.signature)
+
+
 def test_route_confirm_dispatch_trace(tmp_path):
     from rclpy.qos import DurabilityPolicy, QoSProfile
     from std_msgs.msg import String
@@ -35,8 +48,8 @@ def test_route_confirm_dispatch_trace(tmp_path):
         asked = peer.watch(ConfirmationRequest, '/executor/confirmation_requests')
         states = peer.watch(String, '/sim/state',
                             QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
-        resp = peer.call(RouteRequest, '/route_request', RouteRequest.Request(
-            text='arm the motors, take off to 20 metres and take a photo', execute=True),
+        resp = peer.call(RouteRequest, '/route_request', signed_request(
+            'arm the motors, take off to 20 metres and take a photo', operators, 'e2e-pilot'),
             timeout_s=60)
         assert resp.success and resp.executed, resp.message
         # the router's answer is the router's business; the executor must handle what it sends
@@ -57,6 +70,7 @@ def test_route_confirm_dispatch_trace(tmp_path):
         if 'rgb_camera' in by_tool:
             assert by_tool['rgb_camera']['message'].startswith('photo captured')
         assert rec['policy'] == resp.policy and rec['candidates']
+        assert rec['requested_by'] == 'e2e-pilot'
         phase = 'airborne' if 'takeoff' in by_tool else 'armed'
         assert wait_until(lambda: json.loads(states[-1].data)['phase'] == phase, 5)
         summary = cli('trace', 'summary', str(trace_dir))
@@ -82,8 +96,10 @@ def test_battery_watch_lands_the_simulator_at_25_percent(tmp_path):
     sim = start('tool_router.nodes.sim_vehicle', '-p', 'battery_pct:=32.0',
                 '-p', 'battery_drain_pct_per_s:=0.5', '-p', 'state_period_s:=0.2',
                 ready='simulated vehicle ready')
+    operators = make_operators(tmp_path / 'operators.yaml', pilots=('e2e-pilot',), others=())
     executor = start('tool_router.nodes.executor_node', '-p', f'trace_dir:={trace_dir}',
-                     '-p', 'watch_period_s:=0.2', ready='executor ready')
+                     '-p', 'watch_period_s:=0.2', '-p', f'operators_file:={operators}',
+                     ready='executor ready')
     peer = RosPeer()
     try:
         assert router.wait_for('serving /route_request', 120), router.output
@@ -91,8 +107,8 @@ def test_battery_watch_lands_the_simulator_at_25_percent(tmp_path):
                             QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
         for command in ('arm_motors', 'takeoff'):  # the vehicle is flying already
             assert peer.call(Trigger, f'/sim/{command}', Trigger.Request()).success
-        resp = peer.call(RouteRequest, '/route_request', RouteRequest.Request(
-            text='monitor the battery and land when it drops below 25%', execute=True),
+        resp = peer.call(RouteRequest, '/route_request', signed_request(
+            'monitor the battery and land when it drops below 25%', operators, 'e2e-pilot'),
             timeout_s=60)
         assert resp.success and resp.executed, resp
         assert sorted(resp.tools) == ['battery_status', 'land'], resp

@@ -55,7 +55,9 @@ class RosPeer:
         return self._pubs[topic]
 
     def select(self, topic: str, tools: list[str], text: str = 'test request',
-               conditions: list[str] | None = None, rid: str = '') -> str:
+               conditions: list[str] | None = None, rid: str = '',
+               signed_by: str = '') -> str:
+        """Publish a selection; ``signed_by`` signs it with that operator's key."""
         from tool_router.msg import SelectedCapabilities
         rid = rid or f't-{uuid.uuid4().hex[:10]}'
         msg = SelectedCapabilities(request_id=rid, request_text=text, tools=tools,
@@ -63,6 +65,12 @@ class RosPeer:
                                    clause_index=list(range(len(tools))),
                                    conditions=conditions or [''] * len(tools),
                                    explanation_json='')
+        if signed_by:
+            from tool_router.executor import auth
+            key, key_id = auth.signing_key(self.operators, signed_by)
+            s = auth.sign_request(key, key_id, rid, text)
+            msg.key_id, msg.timestamp, msg.nonce, msg.signature = (s.key_id, s.timestamp,
+                                                                   s.nonce, s.signature)
         msg.stamp = self.node.get_clock().now().to_msg()
         self.publisher(topic).publish(msg)
         return rid
@@ -148,6 +156,11 @@ def make_operators(path: Path, pilots=('tester', 'Dana', 'Eve'),
     return path
 
 
+# For executors in tests about something else than requester signatures (test_execute_security
+# tests those): selections published unsigned by the test are dispatched.
+UNSIGNED = ('-p', 'require_signed_execute:=false')
+
+
 def start(module: str, *args: str, ready: str, timeout_s: float = 30.0) -> NodeProcess:
     proc = NodeProcess(module, *args)
     if not proc.wait_for(ready, timeout_s):
@@ -169,9 +182,10 @@ def rig(tmp_path_factory):
         '-p', f'trace_dir:={a_dir}', '-p', 'selection_topic:=/test/selected_a',
         '-p', f'confirm_timeout_s:={CONFIRM_TIMEOUT_S}', '-p', f'call_timeout_s:={CALL_TIMEOUT_S}',
         '-p', 'bindings.wind_estimate:=trigger:/nobody/offers/wind_estimate',
-        '-p', f'operators_file:={operators}', ready='executor ready')
+        '-p', f'operators_file:={operators}', *UNSIGNED, ready='executor ready')
     shadow = start(
         'tool_router.nodes.executor_node', '-p', 'mode:=shadow', '-p', f'trace_dir:={b_dir}',
+        *UNSIGNED,
         '-p', 'selection_topic:=/test/selected_b', '-p', 'confirm_service:=/test_b/confirm',
         '-p', 'confirmation_topic:=/test_b/confirmation_requests',
         '-p', 'trace_topic:=/test_b/traces', '-p', 'watch_events_topic:=/test_b/watch_events',
@@ -410,7 +424,8 @@ def test_restart_cancels_watches_and_traces_it(rig, tmp_path):
              '-p', 'confirmation_topic:=/test_r/confirmation_requests',
              '-p', 'trace_topic:=/test_r/traces', '-p', 'watch_events_topic:=/test_r/watch_events',
              '-p', 'list_watches_service:=/test_r/list_watches',
-             '-p', 'cancel_watch_service:=/test_r/cancel_watch', '-p', f'trace_dir:={trace_dir}']
+             '-p', 'cancel_watch_service:=/test_r/cancel_watch', '-p', f'trace_dir:={trace_dir}',
+             *UNSIGNED]
     first = start('tool_router.nodes.executor_node', *names, ready='executor ready')
     rid = rig['peer'].select('/test/selected_r', ['gimbal_control'],
                              conditions=['after 10 minutes'])

@@ -8,7 +8,7 @@ simulator's state say what happened.
 from __future__ import annotations
 
 import pytest
-from test_executor_nodes import RosPeer, outcomes, start, wait_record
+from test_executor_nodes import UNSIGNED, RosPeer, outcomes, start, wait_record
 from test_mavlink import free_udp_port, wait_for
 
 pytest.importorskip('pymavlink')
@@ -36,7 +36,7 @@ def rig(tmp_path_factory):
         str(config_path('executor_mavlink.yaml')),
         '-p', f'mavlink.connection:=udpin:127.0.0.1:{port}', '-p', f'trace_dir:={base}',
         '-p', f'permissions_file:={perms}', '-p', 'selection_topic:=/test_mav/selected',
-        '-p', 'watch_period_s:=0.2', ready='executor ready')
+        '-p', 'watch_period_s:=0.2', *UNSIGNED, ready='executor ready')
     # motion commands are refused until the vehicle's first HEARTBEAT: wait for the link
     if not executor.wait_for('vehicle heartbeat seen', 30.0):
         executor.stop()

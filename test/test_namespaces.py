@@ -9,7 +9,7 @@ import json
 
 import pytest
 from procs import NodeProcess, wait_until
-from test_executor_nodes import RosPeer, read_records, start
+from test_executor_nodes import UNSIGNED, RosPeer, read_records, start
 
 pytestmark = pytest.mark.slow  # starts ROS processes (two routers with MiniLM)
 
@@ -27,7 +27,7 @@ def test_a_request_to_one_vehicle_never_moves_the_other(tmp_path):
                                      '-p', 'chroma_ephemeral:=true'))
             procs.append(start('tool_router.nodes.sim_vehicle', *remap,
                                ready='simulated vehicle ready'))
-            procs.append(start('tool_router.nodes.executor_node', *remap,
+            procs.append(start('tool_router.nodes.executor_node', *remap, *UNSIGNED,
                                '-p', f'trace_dir:={tmp_path / ns}', ready='executor ready'))
         for router, ns in ((procs[0], 'uav1'), (procs[3], 'uav2')):
             assert router.wait_for(f'serving /{ns}/route_request', 240), router.output[-2000:]

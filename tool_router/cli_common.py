@@ -26,6 +26,22 @@ def add_config_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_signing_args(p: argparse.ArgumentParser, what: str) -> None:
+    """Add the operator key options (--operator, --key-id, --key, --operators) to a command.
+
+    ``what`` says what the key signs (shown in the help); ``signing_key`` in
+    ``tool_router.executor.auth`` resolves them to a key.
+    """
+    p.add_argument('--operator', default='', help=f'{what}: your operator name; its key in the '
+                                                  'operators file signs (default: login name)')
+    p.add_argument('--key-id', default='', help=f'{what}: sign with this key id of the '
+                                                'operators file')
+    p.add_argument('--key', default='', help=f'{what}: sign with this key file instead (key id: '
+                                             '--key-id, else its name without .key)')
+    p.add_argument('--operators', default='', help='operators file (default: '
+                                                   '$ROS_HOME/tool_router/operators.yaml)')
+
+
 def config_from_args(args: argparse.Namespace, **extra: Any) -> Any:
     """The router configuration of ``--config`` and ``--set`` (``extra`` overrides both)."""
     from tool_router.config import load_router_config, parse_overrides

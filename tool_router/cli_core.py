@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tool_router.cli_common import add_config_args, config_from_args, print_json
+from tool_router.cli_common import add_config_args, add_signing_args, config_from_args, print_json
 
 
 def cmd_route(args: argparse.Namespace) -> int:
@@ -72,6 +72,7 @@ def cmd_call(args: argparse.Namespace) -> int:
     from tool_router.nodes.client import call_route
 
     service = f"{namespace_prefix(args.namespace)}/route_request"
+    request_id, signature = _requester_signature(args)
     resp = call_route(
         args.text,
         policy=args.policy or '',
@@ -79,6 +80,8 @@ def cmd_call(args: argparse.Namespace) -> int:
         timeout_s=args.timeout,
         execute=args.execute,
         service=service,
+        request_id=request_id,
+        signature=signature,
     )
     if args.json:
         print_json(
@@ -111,6 +114,27 @@ def cmd_call(args: argparse.Namespace) -> int:
         elif not args.execute:
             print('route only: nothing was executed (--execute acts on the vehicle)')
     return 0 if resp.success else 1
+
+
+def _requester_signature(args: argparse.Namespace) -> tuple[str, Any]:
+    """For --execute: a request id of our own and its requester signature (docs/SECURITY.md).
+
+    Route-only calls stay unsigned; ``--unsigned`` sends an execute call unsigned (only an
+    executor with ``require_signed_execute: false`` dispatches it).
+    """
+    if not args.execute or args.unsigned:
+        return '', None
+    import getpass
+    import uuid
+    from pathlib import Path
+
+    from tool_router.executor import auth
+
+    path = Path(args.operators) if args.operators else auth.default_operators_file()
+    operator = args.operator or getpass.getuser()
+    key, key_id = auth.signing_key(path, operator, args.key_id, args.key)
+    request_id = uuid.uuid4().hex[:16]
+    return request_id, auth.sign_request(key, key_id, request_id, args.text)
 
 
 def namespace_prefix(namespace: str) -> str:
@@ -359,8 +383,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     act.add_argument('--dry', dest='execute', action='store_false', default=False,
                      help='route only: say which tools would be picked (default)')
     act.add_argument('--execute', dest='execute', action='store_true',
-                     help='also hand the selection to the executor (acts on the vehicle)')
+                     help='also hand the selection to the executor (acts on the vehicle); '
+                          "signed with the operator's key (--operator, --key-id or --key)")
     p.add_argument('--namespace', default='', help='vehicle namespace, e.g. uav1')
+    add_signing_args(p, 'execute')
+    p.add_argument('--unsigned', action='store_true',
+                   help='execute unsigned (only an executor with require_signed_execute: false '
+                        'dispatches it)')
     p.set_defaults(handler=cmd_call)
 
     p = sub.add_parser('serve', help='start the router node (and the executor / simulator)')

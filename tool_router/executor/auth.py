@@ -1,13 +1,15 @@
-"""Who may say yes: operator keys, signed confirmations and security events (pure, no ROS).
+"""Who may say yes, and who may ask: operator keys, signatures and security events (pure).
 
 An operator is a name, a role and a key id; the key (32 random bytes, hex) lives
 in a file readable only by its owner and is never put in parameters, logs,
 traces or messages. A confirmation carries an HMAC-SHA256 over
 :func:`confirmation_payload` (request id, tool, decision, timestamp, nonce, key
-id); :class:`ConfirmationVerifier` checks the key id, the signature, the
-freshness window, that the nonce was never used, and that the operator's role
-may approve the risk class of every tool the decision covers. Anything else is
-a :class:`SecurityRecord` (written to the trace files) and approves nothing.
+id); an executed request carries one over :func:`execute_payload` (request id,
+request text, execute flag, timestamp, nonce, key id). :class:`ConfirmationVerifier`
+checks the key id, the signature, the freshness window, that the nonce was never
+used, and that the operator's role covers the risk class of every tool the call
+covers (approves, or asks to dispatch). Anything else is a :class:`SecurityRecord`
+(written to the trace files) and approves or dispatches nothing.
 
 The operators file (default ``$ROS_HOME/tool_router/operators.yaml``)::
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 import os
 import re
 import secrets
@@ -38,6 +41,7 @@ from tool_router.errors import ConfigError
 from tool_router.paths import ros_home
 
 SIGNATURE_DOMAIN = 'tool_router/confirm/v1'
+EXECUTE_DOMAIN = 'tool_router/execute/v1'
 KEY_BYTES = 32
 DEFAULT_ROLES: dict[str, list[str]] = {
     'pilot': ['none', 'motion', 'payload', 'critical'],
@@ -80,7 +84,7 @@ class OperatorsFile(BaseModel):
     version: Literal[1] = 1
     roles: dict[str, list[Literal['none', 'motion', 'payload', 'critical']]] = Field(
         default_factory=lambda: {k: list(v) for k, v in DEFAULT_ROLES.items()},  # type: ignore
-        description='Role -> risk classes its operators may approve.')
+        description='Role -> risk classes its operators may approve, and ask to dispatch.')
     operators: list[Operator] = Field(default_factory=list)
 
 
@@ -91,11 +95,16 @@ class SecurityRecord(BaseModel):
 
     schema_version: Literal['1.0'] = '1.0'
     record: Literal['security'] = 'security'
-    event: Literal['confirmation_refused'] = 'confirmation_refused'
+    event: Literal['confirmation_refused', 'execute_refused'] = Field(
+        'confirmation_refused', description='confirmation_refused: a /executor/confirm call; '
+        'execute_refused: a selection to execute whose requester signature failed.')
     stamp: float = Field(description='When it was refused, seconds since the epoch.')
     request_id: str = Field(description='The request the call named.')
-    tool: str = Field(description="The tool it named ('' = every pending tool).")
-    approve: bool
+    tool: str = Field('', description="Confirmation: the tool it named ('' = every pending "
+                                      'tool).')
+    tools: list[str] = Field(default_factory=list,
+                             description='execute_refused: the selected tools (none dispatched).')
+    approve: bool = Field(False, description='Confirmation: approve (true) or deny.')
     claimed_operator: str = Field(description='The operator_name the caller sent (unverified).')
     key_id: str = Field(description='The key id the caller sent (unverified).')
     key_owner: str = Field('', description='Operator that key id belongs to, if any.')
@@ -169,6 +178,47 @@ def sign(key: bytes, payload: bytes) -> str:
     return hmac.new(key, payload, hashlib.sha256).hexdigest()
 
 
+def execute_payload(request_id: str, request_text: str, execute: bool, timestamp: float,
+                    nonce: str, key_id: str) -> bytes:
+    """The exact bytes a requester signature covers (docs/SECURITY.md).
+
+    The line ``tool_router/execute/v1``, then each field as
+    ``<length in UTF-8 bytes>:<UTF-8 bytes>`` followed by a newline, in this order:
+    request id, request text, ``execute`` or ``route``, timestamp (6 decimals),
+    nonce, key id. The length prefix makes the split unambiguous, so a newline in
+    the request text (or id) cannot move bytes from one field to another.
+    """
+    fields = [request_id, request_text, 'execute' if execute else 'route',
+              f'{timestamp:.6f}', nonce, key_id]
+    out = bytearray(EXECUTE_DOMAIN.encode('ascii') + b'\n')
+    for field in fields:
+        data = field.encode('utf-8')
+        out += str(len(data)).encode('ascii') + b':' + data + b'\n'
+    return bytes(out)
+
+
+class RequesterSignature(BaseModel):
+    """The requester signature fields (of RouteRequest, Request and SelectedCapabilities)."""
+
+    model_config = ConfigDict(extra='forbid')
+
+    key_id: str = ''
+    timestamp: float = 0.0
+    nonce: str = ''
+    signature: str = ''
+
+
+def sign_request(key: bytes, key_id: str, request_id: str, request_text: str,
+                 execute: bool = True,
+                 clock: Callable[[], float] = time.time) -> RequesterSignature:
+    """A fresh requester signature over one request (new nonce, current time)."""
+    stamp = round(clock(), 6)
+    nonce = secrets.token_urlsafe(18)
+    payload = execute_payload(request_id, request_text, execute, stamp, nonce, key_id)
+    return RequesterSignature(key_id=key_id, timestamp=stamp, nonce=nonce,
+                              signature=sign(key, payload))
+
+
 class SignedConfirmation(BaseModel):
     """The signed fields of a ConfirmTool request."""
 
@@ -236,6 +286,35 @@ def key_path(operators_file: Path, op: Operator) -> Path:
     return p if p.is_absolute() else operators_file.parent / p
 
 
+def signing_key(operators_file: Path, operator_name: str = '', key_id: str = '',
+                key_file: str | Path = '') -> tuple[bytes, str]:
+    """The key and key id a CLI signs with (ConfigError saying what to do when there is none).
+
+    ``key_file`` wins (its key id is ``key_id``, else the file name without ``.key``);
+    otherwise the active key ``key_id`` of the operators file, else the active key of
+    ``operator_name``.
+    """
+    if key_file:
+        path = Path(key_file)
+        return read_key(path), key_id or path.stem
+    if not operators_file.exists():
+        raise ConfigError(f'no operators file {operators_file}', where=str(operators_file),
+                          hint=f'tool-router operator add {operator_name or "NAME"} --role '
+                               'pilot creates one, or pass --key FILE')
+    active = [op for op in load_operators_file(operators_file).operators if not op.revoked]
+    if key_id:
+        ops = [op for op in active if op.key_id == key_id]
+        wanted = f'key {key_id!r}'
+    else:
+        ops = [op for op in active if op.name == operator_name]
+        wanted = f'operator {operator_name!r}'
+    if not ops:
+        raise ConfigError(f'{wanted} has no active key', where=str(operators_file),
+                          hint='--operator NAME, --key-id ID or --key FILE; '
+                               'tool-router operator list shows the keys')
+    return read_key(key_path(operators_file, ops[0])), ops[0].key_id
+
+
 def add_operator(operators_file: Path, name: str, role: str) -> Operator:
     """Create a key (0600) and append the operator to the file (created if missing)."""
     data = (load_operators_file(operators_file) if operators_file.exists()
@@ -291,6 +370,7 @@ class ConfirmationVerifier:
         self.max_age_s = max_age_s
         self._clock = clock
         self._nonces: dict[str, float] = {}
+        self._longest_window = max_age_s  # nonces are kept twice the longest window in use
         self._lock = threading.Lock()
 
     @classmethod
@@ -309,40 +389,67 @@ class ConfirmationVerifier:
 
     def verify(self, request_id: str, tool: str, approve: bool, timestamp: float, nonce: str,
                key_id: str, signature: str, tools: Iterable[str]) -> Verdict:
-        """Decide one call; ``tools`` are the pending tools the decision would cover."""
+        """Decide one confirmation; ``tools`` are the pending tools the decision would cover.
+
+        The role is checked for approvals only: any verified operator may deny.
+        """
+        return self._verify(
+            lambda: confirmation_payload(request_id, tool, approve, timestamp, nonce, key_id),
+            timestamp, nonce, key_id, signature, list(tools) if approve else [], 'approve')
+
+    def verify_request(self, request_id: str, request_text: str, timestamp: float, nonce: str,
+                       key_id: str, signature: str, tools: Iterable[str],
+                       max_age_s: float | None = None) -> Verdict:
+        """Decide whether a selection to execute was asked for by an operator who may ask.
+
+        The role must cover the risk class of every tool of the selection (so in
+        particular the highest); the signature covers the request id and text, not the
+        tools, which are the router's choice. ``max_age_s`` defaults to the verifier's.
+        """
+        return self._verify(
+            lambda: execute_payload(request_id, request_text, True, timestamp, nonce, key_id),
+            timestamp, nonce, key_id, signature, list(tools), 'dispatch', max_age_s)
+
+    def _verify(self, payload: Callable[[], bytes], timestamp: float, nonce: str, key_id: str,
+                signature: str, tools: list[str], verb: str,
+                max_age_s: float | None = None) -> Verdict:
+        """Signed, well-formed, known key, signature, freshness, nonce, then the role."""
         if not signature and not key_id:
             return Verdict(ok=False, reason='unsigned', detail='no key id and no signature')
         if not NONCE.match(nonce or '') or not re.fullmatch(r'[0-9a-f]{64}', signature or ''):
             return Verdict(ok=False, reason='malformed', detail='nonce or signature malformed')
+        if not math.isfinite(timestamp):
+            return Verdict(ok=False, reason='malformed', detail='timestamp is not a number')
         op = self._ops.get(key_id)
         if op is None:
             return Verdict(ok=False, reason='unknown_key', detail=f'no operator has key {key_id}')
         key = self._keys.get(key_id)
         if op.revoked or key is None:
             return Verdict(ok=False, reason='revoked_key', detail=f'key {key_id} is revoked')
-        expected = sign(key, confirmation_payload(request_id, tool, approve, timestamp, nonce,
-                                                  key_id))
+        expected = sign(key, payload())
         if not hmac.compare_digest(expected, signature):
             return Verdict(ok=False, reason='bad_signature',
                            detail=f'signature does not match key {key_id}')
+        window = self.max_age_s if max_age_s is None else max_age_s
         now = self._clock()
         age = now - timestamp
-        if abs(age) > self.max_age_s:
+        if abs(age) > window:
             return Verdict(ok=False, reason='stale', detail=f'signed {age:.1f} s ago, window '
-                                                            f'{self.max_age_s:g} s')
+                                                            f'{window:g} s')
         with self._lock:
-            for old in [n for n, t in self._nonces.items() if now - t > 2 * self.max_age_s]:
+            self._longest_window = max(self._longest_window, window)
+            keep = 2 * self._longest_window
+            for old in [n for n, t in self._nonces.items() if now - t > keep]:
                 del self._nonces[old]
             if nonce in self._nonces:
                 return Verdict(ok=False, reason='replayed_nonce', detail='nonce used before')
             self._nonces[nonce] = now
-        if approve:
-            allowed = set(self._roles.get(op.role, []))
-            refused = [t for t in tools if self._risk_of(t) not in allowed]
-            if refused:
-                return Verdict(ok=False, reason='role_not_allowed',
-                               detail=f'role {op.role} may not approve '
-                                      + ', '.join(f'{t} ({self._risk_of(t)})' for t in refused))
+        allowed = set(self._roles.get(op.role, []))
+        refused = [t for t in tools if self._risk_of(t) not in allowed]
+        if refused:
+            return Verdict(ok=False, reason='role_not_allowed', operator_name=op.name,
+                           detail=f'role {op.role} may not {verb} '
+                                  + ', '.join(f'{t} ({self._risk_of(t)})' for t in refused))
         return Verdict(ok=True, operator_name=op.name)
 
     def owner(self, key_id: str) -> str:

@@ -6,6 +6,8 @@ import getpass
 import json
 import sys
 
+from tool_router.cli_common import add_signing_args
+
 
 def cmd_trace(args: argparse.Namespace) -> int:
     """Summarise, validate or follow execution traces."""
@@ -110,11 +112,7 @@ def cmd_confirm(args: argparse.Namespace) -> int:
     from tool_router.executor.ros_client import call_confirm
 
     operator_name = args.operator or getpass.getuser()
-    signed = None
-    if not args.insecure:
-        signed = _sign(args, operator_name)
-        if signed is None:
-            return 2
+    signed = None if args.insecure else _sign(args, operator_name)
     resp = call_confirm(args.request_id, args.tool or '', args.approve, operator_name,
                         args.service, args.timeout, signed)
     if args.json:
@@ -131,24 +129,8 @@ def _sign(args: argparse.Namespace, operator_name: str) -> object:
 
     from tool_router.executor import auth
 
-    if args.key:
-        key_file = Path(args.key)
-        key_id = key_file.stem
-    else:
-        path = Path(args.operators) if args.operators else auth.default_operators_file()
-        if not path.exists():
-            print(f'tool-router: no operators file {path}; create a key with '
-                  f'`tool-router operator add {operator_name} --role pilot`, or pass --key FILE',
-                  file=sys.stderr)
-            return None
-        ops = [op for op in auth.load_operators_file(path).operators
-               if op.name == operator_name and not op.revoked]
-        if not ops:
-            print(f'tool-router: operator {operator_name!r} has no active key in {path} '
-                  '(--operator NAME, or --key FILE)', file=sys.stderr)
-            return None
-        key_file, key_id = auth.key_path(path, ops[0]), ops[0].key_id
-    key = auth.read_key(key_file)
+    path = Path(args.operators) if args.operators else auth.default_operators_file()
+    key, key_id = auth.signing_key(path, operator_name, args.key_id, args.key)
     return auth.sign_confirmation(key, key_id, args.request_id, args.tool or '', args.approve)
 
 
@@ -265,12 +247,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     group.add_argument('--list', action='store_true',
                        help='show the confirmations still waiting (works for late joiners)')
     p.add_argument('--namespace', default='', help='vehicle namespace, e.g. uav1')
-    p.add_argument('--operator', default='', help='your operator name: its key in the '
-                                                  'operators file signs (default: login name)')
-    p.add_argument('--operators', default='', help='operators file (default: '
-                                                   '$ROS_HOME/tool_router/operators.yaml)')
-    p.add_argument('--key', default='', help='sign with this key file instead (its name '
-                                             'without .key is the key id)')
+    add_signing_args(p, 'the decision')
     p.add_argument('--insecure', action='store_true',
                    help='send unsigned (only an executor with insecure_confirmations accepts it)')
     p.add_argument('--service', default='/executor/confirm', help='confirmation service name')

@@ -98,6 +98,13 @@ class ExecutorConfig(BaseModel):
                                      'older (or newer) than this is refused as stale.')
     insecure_confirmations: bool = Field(False, description='Bench testing only: accept '
                                          'unsigned confirmations from anyone on the network.')
+    require_signed_execute: bool = Field(True, description='Dispatch only selections whose '
+                                         'requester signature verifies (operator key, fresh, '
+                                         'unused nonce, role covers every risk class); false '
+                                         'lets anyone on the network execute (logged loudly).')
+    execute_max_age_s: float = Field(30.0, gt=0, le=600, description='A requester signature '
+                                     'older (or newer) than this when the selection arrives is '
+                                     'refused as stale.')
     trace_chain: bool = Field(True, description='Hash-chain the trace lines, anchored in a '
                                                  'signed manifest (tool-router trace verify).')
     trace_chain_key_file: str = Field('', description="HMAC key of the trace manifests (0600, "

@@ -62,6 +62,8 @@ class Selection(BaseModel):
     explanation_json: str = ''
     routed: float | None = Field(None, description='Router stamp, seconds since the epoch.')
     fired_by: str = Field('', description='Watch id when a fired watch runs this selection.')
+    requested_by: str = Field('', description='Operator whose requester signature verified '
+                                              "('' = unsigned).")
 
 
 class ConfirmRequest(BaseModel):
@@ -136,6 +138,7 @@ class ExecutionPipeline:
         notes = [f'fired by watch {sel.fired_by}'] if sel.fired_by else []
         return TraceRecord(
             request_id=sel.request_id, mode=self.mode.value, request_text=redacted,
+            requested_by=sel.requested_by,
             redacted=self.redactor.enabled, policy=sel.policy, fallback_used=sel.fallback_used,
             candidates=candidates, validation_drops=drops,
             stamps=Stamps(routed=sel.routed, received=received, permissions_decided=decided,

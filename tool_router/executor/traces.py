@@ -134,6 +134,8 @@ class TraceRecord(BaseModel):
     mode: Literal['execute', 'dry_run', 'shadow']
     request_text: str
     redacted: bool = Field(False, description='request_text had redaction rules applied.')
+    requested_by: str = Field('', description='Operator whose requester signature verified '
+                                              "('' = unsigned; docs/SECURITY.md).")
     policy: str = ''
     fallback_used: bool = False
     candidates: list[Candidate] = Field(default_factory=list)

@@ -59,11 +59,21 @@ class RouteClient:
         max_tools: int = 0,
         timeout_s: float = 30.0,
         execute: bool = False,
+        request_id: str = '',
+        signature: Any = None,
     ) -> Any:
-        """Route ``text``; only with ``execute`` does the executor act on the selection."""
+        """Route ``text``; only with ``execute`` does the executor act on the selection.
+
+        ``signature`` (a :class:`~tool_router.executor.auth.RequesterSignature` over
+        ``request_id`` and ``text``) travels untouched to the executor, which checks it.
+        """
         req = RouteRequest.Request(
-            text=text, policy=policy, max_tools=max(0, int(max_tools)), execute=execute
+            text=text, policy=policy, max_tools=max(0, int(max_tools)), execute=execute,
+            request_id=request_id,
         )
+        if signature is not None:
+            req.key_id, req.timestamp = signature.key_id, float(signature.timestamp)
+            req.nonce, req.signature = signature.nonce, signature.signature
         future = self.client.call_async(req)
         rclpy.spin_until_future_complete(self.node, future, timeout_sec=timeout_s)
         if not future.done():
@@ -91,7 +101,9 @@ def call_route(
     timeout_s: float = 30.0,
     execute: bool = False,
     service: str = '/route_request',
+    request_id: str = '',
+    signature: Any = None,
 ) -> Any:
     """One /route_request call with a short-lived client node (route only unless execute)."""
     with RouteClient(service=service, wait_s=timeout_s) as client:
-        return client.call(text, policy, max_tools, timeout_s, execute)
+        return client.call(text, policy, max_tools, timeout_s, execute, request_id, signature)

@@ -2,7 +2,10 @@
 
 Thin ROS glue over :class:`tool_router.executor.pipeline.ExecutionPipeline`:
 
-* subscribes to SelectedCapabilities (``tool_router/selected``), writes the
+* subscribes to SelectedCapabilities (``tool_router/selected``); with
+  ``require_signed_execute`` (the default) a selection whose requester signature does
+  not verify is refused (a ``security`` trace record, a refused ack), nothing dispatched;
+  otherwise writes the
   ``received`` event (fsync'd), acknowledges it on ``executor/acks`` and queues it
   for a worker thread (bounded: ``max_queue``; a selection that waited longer than
   ``max_selection_age_s`` is traced ``expired``, not dispatched);
@@ -365,6 +368,7 @@ class ExecutorNode(Node):
         )
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self._announce_confirmation_security()
+        self._announce_execute_security()
         self._publish_pending()
         self.get_logger().info(
             f'executor ready: mode {c.mode.value}, {len(bindings)} bindings, listening on '
@@ -386,6 +390,20 @@ class ExecutorNode(Node):
         else:
             log.warning(f'no operator keys in {c.resolved_operators()}: every confirmation will '
                         'be refused (tool-router operator add NAME --role pilot)')
+
+    def _announce_execute_security(self) -> None:
+        c, log = self.config, self.get_logger()
+        if not c.require_signed_execute:
+            for _ in range(3):
+                log.warning('UNSIGNED EXECUTE: require_signed_execute is false, so ANYONE on this '
+                            f'DDS domain may make the vehicle act by publishing on '
+                            f'{c.selection_topic}. Bench testing only.')
+        elif not self.verifier.active_operators:
+            log.warning(f'no operator keys in {c.resolved_operators()}: every selection will be '
+                        'refused (require_signed_execute; tool-router operator add NAME)')
+        else:
+            log.info('signed execute: selections need a requester signature '
+                     f'(window {c.execute_max_age_s:g} s)')
 
     def _open_mavlink(self, c: ExecutorConfig, ros_dispatcher: Any) -> Any:
         """Open the MAVLink link; mavlink bindings go to it, the others stay on ROS."""
@@ -424,6 +442,10 @@ class ExecutorNode(Node):
         except pydantic.ValidationError as exc:
             self.get_logger().error(f'unusable selection {msg.request_id!r}: {exc.errors()[0]}')
             return
+        requested_by = self._check_requester(msg, selection)
+        if requested_by is None:
+            return
+        selection.requested_by = requested_by
         with self._queue_lock:
             closing, waiting = self._closing, len(self._queued)
         refusal = ''
@@ -439,6 +461,44 @@ class ExecutorNode(Node):
             return
         accepted, reason = self._enqueue(selection, received)
         self._ack(selection.request_id, accepted, reason)
+
+    def _check_requester(self, msg: SelectedCapabilities, selection: Selection) -> str | None:
+        """The verified requester ('' = unsigned and allowed), or None when refused.
+
+        A signature, when present, is always checked; an unsigned selection passes
+        only with ``require_signed_execute: false``. A refusal is traced (``security``,
+        ``execute_refused``) before it is acknowledged; nothing of it is dispatched.
+        """
+        signed = bool(msg.key_id or msg.signature)
+        if not signed and not self.config.require_signed_execute:
+            return ''
+        verdict = self.verifier.verify_request(
+            selection.request_id, selection.request_text, float(msg.timestamp), msg.nonce,
+            msg.key_id, msg.signature, selection.tools, self.config.execute_max_age_s)
+        if verdict.ok:
+            return verdict.operator_name
+        owner = self.verifier.owner(msg.key_id)
+        record = SecurityRecord(
+            event='execute_refused', stamp=time.time(), request_id=selection.request_id[:200],
+            tools=[t[:100] for t in selection.tools[:64]], claimed_operator=owner,
+            key_id=msg.key_id[:100], key_owner=owner, reason=verdict.reason,  # type: ignore
+            detail=verdict.detail)
+        self._write_security(record)
+        reason = f'refused ({verdict.reason}): {verdict.detail}; nothing was dispatched'
+        self.get_logger().warning(
+            f'SECURITY: refused to execute request {selection.request_id!r} '
+            f'({", ".join(selection.tools)}) signed with key {msg.key_id!r}'
+            f'{f" of {owner}" if owner else ""}: {verdict.reason}: {verdict.detail}')
+        self._ack(selection.request_id, False, reason)
+        return None
+
+    def _write_security(self, record: SecurityRecord) -> None:
+        with self._sink_lock:
+            try:
+                if self._writer is not None:
+                    self._writer.write(record)  # type: ignore[arg-type]
+            except (OSError, ToolRouterError) as exc:
+                self.get_logger().error(f'cannot write security record: {exc}')
 
     def _enqueue(self, selection: Selection, received: float) -> tuple[bool, str]:
         """Write the ``received`` event (write-ahead), then queue the selection for a worker."""
@@ -663,12 +723,7 @@ class ExecutorNode(Node):
             approve=bool(request.approve), claimed_operator=claimed[:100],
             key_id=request.key_id[:100], key_owner=self.verifier.owner(request.key_id),
             reason=reason, detail=detail)  # type: ignore[arg-type]
-        with self._sink_lock:
-            try:
-                if self._writer is not None:
-                    self._writer.write(record)  # type: ignore[arg-type]
-            except (OSError, ToolRouterError) as exc:
-                self.get_logger().error(f'cannot write security record: {exc}')
+        self._write_security(record)
         self.get_logger().warning(
             f'SECURITY: refused confirmation of {request.tool or "every tool"} of request '
             f'{request.request_id!r} claimed by {claimed!r} (key {request.key_id!r}): '

@@ -65,8 +65,15 @@ def service_qos(depth: int) -> QoSProfile:
     )
 
 
-def selection_message(result: RouteResult, stamp: Any) -> SelectedCapabilities:
-    """The executor's view of a decision, tools in clause (dispatch) order."""
+SIGNATURE_FIELDS = ('key_id', 'timestamp', 'nonce', 'signature')
+
+
+def selection_message(result: RouteResult, stamp: Any, signed: Any = None) -> SelectedCapabilities:
+    """The executor's view of a decision, tools in clause (dispatch) order.
+
+    ``signed`` (the RouteRequest or Request that asked) lends its requester signature
+    fields, copied untouched: the executor, not the router, checks them.
+    """
     d = result.decision
     clause_of = d.clause_index if d else {}
     conditions = d.conditions if d else {}
@@ -84,6 +91,8 @@ def selection_message(result: RouteResult, stamp: Any) -> SelectedCapabilities:
     msg.clause_index = [int(clause_of.get(result.tools[i], -1)) for i in order]
     msg.conditions = [conditions.get(result.tools[i], '') for i in order]
     msg.explanation_json = result.explanation().to_json()
+    for name in SIGNATURE_FIELDS if signed is not None else ():
+        setattr(msg, name, getattr(signed, name))
     return msg
 
 
@@ -297,7 +306,9 @@ class RouterNode(LifecycleNode):
         self, request: RouteRequest.Request, response: RouteRequest.Response, start: float
     ) -> RouteRequest.Response:
         try:
-            result = self._route(request.text, request.policy, int(request.max_tools))
+            result = self._route(
+                request.text, request.policy, int(request.max_tools), request.request_id
+            )
         except ToolRouterError as exc:
             with self._lock:
                 self._counts['rejected'] += 1
@@ -327,7 +338,7 @@ class RouterNode(LifecycleNode):
             self._publish(result, execute=False)
         elif result.tools:
             self._acks.expect(result.request_id)
-            self._publish(result, execute=True)
+            self._publish(result, execute=True, signed=request)
             timeout = self.config.executor_ack_timeout_s if self.config else 2.0
             response.executed, reason = self._acks.wait(result.request_id, timeout)
             if not response.executed:
@@ -351,17 +362,17 @@ class RouterNode(LifecycleNode):
         with self._lock:
             self._counts['ok'] += 1
             self._latencies.append(result.latency_ms)
-        self._publish(result, execute=msg.execute)
+        self._publish(result, execute=msg.execute, signed=msg)
 
-    def _publish(self, result: RouteResult, execute: bool) -> None:
+    def _publish(self, result: RouteResult, execute: bool, signed: Any = None) -> None:
         """Publish a decision on the decision topic; with ``execute`` also for the executor.
 
         The decision topic serves recording and scoring and is never executed; only
-        the selection topic is acted on.
+        the selection topic is acted on. ``signed`` lends its requester signature.
         """
         if not result.tools:
             return
-        msg = selection_message(result, stamp_now(self))
+        msg = selection_message(result, stamp_now(self), signed)
         if self._decision_pub is not None:
             self._decision_pub.publish(msg)
         if execute and self._selection_pub is not None:

@@ -1,0 +1,192 @@
+"""Who may execute, over real DDS: router, executor and simulated vehicle processes.
+
+The test process is the network: it calls /route_request (and the CLI does) with and
+without requester signatures. A signed request from an operator whose role covers the
+selection is dispatched; unsigned, forged, replayed, stale and wrong-role ones dispatch
+nothing, get the route answer back with the refusal, and are traced as security events;
+route-only requests need no signature at all.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+from procs import ROOT, NodeProcess, wait_until
+from test_executor_nodes import RosPeer, make_operators, read_records, start
+
+pytestmark = pytest.mark.slow  # starts ROS processes and loads MiniLM
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, '-m', 'tool_router.cli', *args], capture_output=True,
+                          text=True, cwd=ROOT, timeout=120)
+
+
+def _request(text: str, operators=None, name: str = '', age_s: float = 0.0, **override):
+    """A RouteRequest to execute, signed by ``name``'s key (unsigned without a name)."""
+    from tool_router.executor import auth
+    from tool_router.srv import RouteRequest
+    rid = f'x-{uuid.uuid4().hex[:12]}'
+    req = RouteRequest.Request(text=text, execute=True, request_id=rid)
+    if name:
+        key, key_id = auth.signing_key(operators, name)
+        s = auth.sign_request(key, key_id, rid, text, clock=lambda: time.time() - age_s)
+        req.key_id, req.timestamp, req.nonce, req.signature = (s.key_id, s.timestamp, s.nonce,
+                                                               s.signature)
+    for field, value in override.items():
+        setattr(req, field, value)
+    return req
+
+
+def test_only_signed_requests_from_a_permitted_role_execute(tmp_path):
+    from rclpy.qos import DurabilityPolicy, QoSProfile
+    from std_msgs.msg import String
+    from tool_router.msg import Request
+    from tool_router.srv import RouteRequest
+    traces = tmp_path / 'traces'
+    operators = make_operators(tmp_path / 'operators.yaml', pilots=('alice',),
+                               others=(('wanda', 'payload_operator'),))
+    router = NodeProcess('tool_router.nodes.router_node', '-p', 'chroma_ephemeral:=true')
+    sim = start('tool_router.nodes.sim_vehicle', ready='simulated vehicle ready')
+    executor = start('tool_router.nodes.executor_node', '-p', f'trace_dir:={traces}',
+                     '-p', f'operators_file:={operators}',
+                     '-p', f'trace_chain_key_file:={tmp_path / "chain.key"}',
+                     ready='executor ready')
+    peer = RosPeer()
+    try:
+        assert router.wait_for('serving /route_request', 180), router.output
+        assert 'signed execute: selections need a requester signature' in executor.output
+        states = peer.watch(String, '/sim/state',
+                            QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+
+        def call(req):
+            return peer.call(RouteRequest, '/route_request', req, timeout_s=60)
+
+        # route only: open, unsigned, nothing reaches the executor
+        route_only = call(RouteRequest.Request(text='turn on the spotlight'))
+        assert route_only.success and not route_only.executed, route_only.message
+        assert 'spotlight' in route_only.tools
+
+        # a signed request from a pilot is dispatched, and the trace says who asked
+        ok_req = _request('turn on the spotlight', operators, 'alice')
+        ok = call(ok_req)
+        assert ok.success and ok.executed, ok.message
+        assert ok.request_id == ok_req.request_id  # the router kept the signed id
+        rec = _final(traces, ok.request_id)
+        assert rec['requested_by'] == 'alice'
+        assert [t['outcome'] for t in rec['tools']] == ['dispatched'] * len(rec['tools']), rec
+        assert wait_until(lambda: states and json.loads(states[-1].data)['spotlight'], 10)
+
+        forged = _request('take off to 20 metres', operators, 'alice')
+        forged.signature = 'ab' * 32
+        refused = {
+            'unsigned': call(_request('take off to 20 metres')),
+            'bad_signature': call(forged),
+            'replayed_nonce': call(ok_req),  # the accepted request, sent again
+            'stale': call(_request('take off to 20 metres', operators, 'alice', age_s=120.0)),
+            'role_not_allowed': call(_request('take off to 20 metres', operators, 'wanda')),
+            'unknown_key': call(_request('take off to 20 metres', key_id='k-mallory-123456',
+                                         timestamp=time.time(), nonce='n' * 20,
+                                         signature='cd' * 32)),
+        }
+        for reason, resp in refused.items():
+            # the route answer still comes back; the executor refused it, said why
+            assert not resp.success and not resp.executed, (reason, resp.message)
+            assert resp.tools, (reason, 'the route answer is still returned')
+            assert f'refused ({reason})' in resp.message, (reason, resp.message)
+
+        # the request topic passes the signature through as the service does
+        signed = _request('turn off the spotlight', operators, 'alice')
+        topic_rid = signed.request_id
+        msg = Request(request_id=topic_rid, text=signed.text, execute=True,
+                      key_id=signed.key_id, timestamp=signed.timestamp, nonce=signed.nonce,
+                      signature=signed.signature)
+        pub = peer.node.create_publisher(Request, '/tool_router/requests', 10)
+        assert wait_until(lambda: pub.get_subscription_count() > 0, 15)
+        pub.publish(msg)
+        assert _final(traces, topic_rid)['requested_by'] == 'alice'
+
+        # the CLI signs --execute with the operator's key file; route only needs no key
+        out = cli('call', 'turn on the spotlight', '--execute', '--operator', 'wanda',
+                  '--operators', str(operators))
+        assert out.returncode == 0 and 'handed to the executor' in out.stdout, out.stderr
+        cli_rid = out.stdout.rsplit('request ', 1)[1].split()[0]
+        assert _final(traces, cli_rid)['requested_by'] == 'wanda'
+        out = cli('call', 'take off to 20 metres', '--execute', '--unsigned')
+        assert out.returncode == 1 and 'refused (unsigned)' in out.stderr, out.stderr
+        out = cli('call', 'take off to 20 metres', '--operators', str(tmp_path / 'none.yaml'))
+        assert out.returncode == 0 and 'route only' in out.stdout, out.stderr
+    finally:
+        peer.close()
+        codes = [p.stop() for p in (executor, sim, router)]
+    assert codes == [0, 0, 0]
+
+    records = read_records(traces)
+    events = [r for r in records if r.get('record') == 'security']
+    assert all(e['event'] == 'execute_refused' for e in events)
+    reasons = sorted(e['reason'] for e in events)
+    assert reasons == sorted([*refused, 'unsigned']), reasons  # + the CLI's --unsigned
+    by_reason = {e['reason']: e for e in events}
+    assert by_reason['replayed_nonce']['request_id'] == ok_req.request_id
+    wrong = by_reason['role_not_allowed']
+    assert (wrong['key_owner'], wrong['claimed_operator']) == ('wanda', 'wanda')
+    assert 'takeoff' in wrong['tools'] and 'takeoff (motion)' in wrong['detail']
+    assert by_reason['unknown_key']['key_id'] == 'k-mallory-123456'
+    assert by_reason['unknown_key']['key_owner'] == ''
+    # nothing refused was dispatched: no request record, no write-ahead event for them
+    refused_ids = {e['request_id'] for e in events}
+    dispatched = {r['request_id'] for r in read_records(traces, events=True)
+                  if r.get('record') in ('request', 'event')}
+    assert refused_ids.isdisjoint(dispatched - {ok_req.request_id})
+    assert route_only.request_id not in dispatched
+    assert 'SECURITY: refused to execute request' in executor.output
+    keys = [p.read_text().strip() for p in (tmp_path / 'keys').glob('*.key')]
+    for key in keys:
+        assert key not in executor.output and key not in router.output
+        assert all(key not in p.read_text() for p in traces.glob('*'))
+
+
+def _final(directory, rid, timeout_s=15.0) -> dict:
+    found: list[dict] = []
+
+    def look() -> bool:
+        found[:] = [r for r in read_records(directory)
+                    if r['request_id'] == rid and r.get('record') in (None, 'request')]
+        return bool(found)
+    assert wait_until(look, timeout_s), f'no request record for {rid} in {directory}'
+    return found[0]
+
+
+def test_unsigned_execute_is_possible_only_when_switched_off_and_then_loud(tmp_path):
+    traces = tmp_path / 'traces'
+    executor = start('tool_router.nodes.executor_node', '-p', f'trace_dir:={traces}',
+                     '-p', 'require_signed_execute:=false', '-p', 'selection_topic:=/uns/selected',
+                     '-p', 'ack_topic:=/uns/acks', '-p', 'trace_topic:=/uns/traces',
+                     '-p', 'bindings.spotlight:=dry_run',
+                     '-p', f'operators_file:={tmp_path / "none.yaml"}',
+                     ready='executor ready')
+    peer = RosPeer()
+    try:
+        assert executor.output.count('UNSIGNED EXECUTE') >= 3
+        rid = peer.select('/uns/selected', ['spotlight'], 'turn on the spotlight')
+        assert _final(traces, rid)['requested_by'] == ''
+        # a signature, when present, is still checked
+        from tool_router.msg import SelectedCapabilities
+        bad = SelectedCapabilities(request_id='x-forged', request_text='turn on the spotlight',
+                                   tools=['spotlight'], scores=[0.5], key_id='k-x-123',
+                                   timestamp=time.time(), nonce='n' * 20, signature='ab' * 32)
+        peer.publisher('/uns/selected').publish(bad)
+        assert wait_until(lambda: any(r.get('record') == 'security'
+                                      for r in read_records(traces)), 15), executor.output
+    finally:
+        peer.close()
+        code = executor.stop()
+    assert code == 0
+    events = [r for r in read_records(traces) if r.get('record') == 'security']
+    assert [(e['request_id'], e['reason']) for e in events] == [('x-forged', 'unknown_key')]
+    assert not [r for r in read_records(traces) if r['request_id'] == 'x-forged'
+                and r.get('record') != 'security']
