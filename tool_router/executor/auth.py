@@ -298,7 +298,7 @@ def signing_key(operators_file: Path, operator_name: str = '', key_id: str = '',
         path = Path(key_file)
         return read_key(path), key_id or path.stem
     if not operators_file.exists():
-        raise ConfigError(f'no operators file {operators_file}', where=str(operators_file),
+        raise ConfigError('no operators file', where=str(operators_file),
                           hint=f'tool-router operator add {operator_name or "NAME"} --role '
                                'pilot creates one, or pass --key FILE')
     active = [op for op in load_operators_file(operators_file).operators if not op.revoked]
