@@ -147,8 +147,8 @@ def test_bad_bags_are_named(tmp_path, capsys, catalog):
     store = typestore()
     stamp = store.types['builtin_interfaces/msg/Time'](sec=1, nanosec=0)
     msg = store.types[REQUEST_TYPE](stamp=stamp, request_id='r1', text='land now', policy='',
-                                    execute=False,
-                                    level='', expected_tools=[])
+                                    execute=False, level='', expected_tools=[], key_id='',
+                                    timestamp=0.0, nonce='', signature='')
     bag = write_bag(tmp_path / 'unannotated',
                     [BagEntry('/tool_router/requests', REQUEST_TYPE, 1, msg)])
     code = main(['eval', '--dataset', str(bag), '--out', str(tmp_path / 'o')])
@@ -157,6 +157,57 @@ def test_bad_bags_are_named(tmp_path, capsys, catalog):
     (tmp_path / 'notabag').mkdir()
     code = main(['eval', '--dataset', str(tmp_path / 'notabag'), '--out', str(tmp_path / 'o')])
     assert code != 0 and 'not a rosbag2' in capsys.readouterr().err
+
+
+# Request and SelectedCapabilities before the requester signature fields were appended.
+OLD_REQUEST = """builtin_interfaces/Time stamp
+string request_id
+string text
+string policy
+bool execute
+string level
+string[] expected_tools
+"""
+OLD_SELECTION = """builtin_interfaces/Time stamp
+string request_id
+string request_text
+string[] tools
+float32[] scores
+string policy
+bool fallback_used
+int32[] clause_index
+string[] conditions
+string explanation_json
+"""
+
+
+@pytest.mark.parametrize('storage', ['mcap', 'sqlite3'])
+def test_bags_recorded_before_the_signature_fields_still_read(tmp_path, storage):
+    import numpy as np
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+    from tool_router.evaluation.bag import REQUEST_TYPE, SELECTION_TYPE
+    old = get_typestore(Stores.ROS2_JAZZY)
+    old.register(get_types_from_msg(OLD_REQUEST, REQUEST_TYPE))
+    old.register(get_types_from_msg(OLD_SELECTION, SELECTION_TYPE))
+    stamp = old.types['builtin_interfaces/msg/Time'](sec=1, nanosec=0)
+    request = old.types[REQUEST_TYPE](stamp=stamp, request_id='a1', text='land the drone',
+                                      policy='', execute=False, level='direct',
+                                      expected_tools=['land'])
+    selection = old.types[SELECTION_TYPE](
+        stamp=stamp, request_id='a1', request_text='land the drone', tools=['land'],
+        scores=np.ones(1, dtype=np.float32), policy='lcr', fallback_used=False,
+        clause_index=np.zeros(1, dtype=np.int32), conditions=[''], explanation_json='')
+    plugin = {'mcap': StoragePlugin.MCAP, 'sqlite3': StoragePlugin.SQLITE3}[storage]
+    out = tmp_path / 'old'
+    with Writer(out, version=9, storage_plugin=plugin) as writer:
+        for topic, msgtype, msg in (('/tool_router/requests', REQUEST_TYPE, request),
+                                    ('/tool_router/decisions', SELECTION_TYPE, selection)):
+            conn = writer.add_connection(topic, msgtype, typestore=old)
+            writer.write(conn, 1000, bytes(old.serialize_cdr(msg, msgtype)))
+    contents = read_bag(out)
+    assert [list(r.example.tools) for r in contents.requests] == [['land']]
+    assert [s.tools for s in contents.selections] == [['land']]
 
 
 @pytest.mark.slow  # the real command loads MiniLM in a child process
@@ -187,7 +238,8 @@ def _selection(store, rid, tools):
         stamp=store.types['builtin_interfaces/msg/Time'](sec=1, nanosec=0), request_id=rid,
         request_text='', tools=tools, scores=np.ones(len(tools), dtype=np.float32),
         policy='lcr', fallback_used=False, clause_index=np.zeros(len(tools), dtype=np.int32),
-        conditions=[''] * len(tools), explanation_json='')
+        conditions=[''] * len(tools), explanation_json='', key_id='', timestamp=0.0, nonce='',
+        signature='')
 
 
 @pytest.mark.parametrize('storage', ['mcap', 'sqlite3'])

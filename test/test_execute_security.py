@@ -110,6 +110,16 @@ def test_only_signed_requests_from_a_permitted_role_execute(tmp_path):
         pub.publish(msg)
         assert _final(traces, topic_rid)['requested_by'] == 'alice'
 
+        # the parameter service is on the network too: the requirement cannot be switched off
+        from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+        from rcl_interfaces.srv import SetParameters
+        off = Parameter(name='require_signed_execute', value=ParameterValue(
+            type=ParameterType.PARAMETER_BOOL, bool_value=False))
+        answer = peer.call(SetParameters, '/executor_node/set_parameters',
+                           SetParameters.Request(parameters=[off]))
+        assert not answer.results[0].successful and 'restart' in answer.results[0].reason
+        assert not call(_request('take off to 20 m')).executed
+
         # the CLI signs --execute with the operator's key file; route only needs no key
         out = cli('call', 'turn on the spotlight', '--execute', '--operator', 'wanda',
                   '--operators', str(operators))
@@ -129,7 +139,8 @@ def test_only_signed_requests_from_a_permitted_role_execute(tmp_path):
     events = [r for r in records if r.get('record') == 'security']
     assert all(e['event'] == 'execute_refused' for e in events)
     reasons = sorted(e['reason'] for e in events)
-    assert reasons == sorted([*refused, 'unsigned']), reasons  # + the CLI's --unsigned
+    # + the unsigned call after the parameter change, + the CLI's --unsigned
+    assert reasons == sorted([*refused, 'unsigned', 'unsigned']), reasons
     by_reason = {e['reason']: e for e in events}
     assert by_reason['replayed_nonce']['request_id'] == ok_req.request_id
     wrong = by_reason['role_not_allowed']

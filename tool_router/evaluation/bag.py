@@ -47,6 +47,24 @@ def typestore() -> Any:
     return store
 
 
+def connection_typestore(conn: Any, default: Any) -> Any:
+    """A typestore that decodes ``conn`` by the definition recorded in the bag, if it has one.
+
+    A bag recorded before a message gained fields (the requester signature fields of
+    Request and SelectedCapabilities) holds shorter messages than today's definition;
+    decoding them by their own definition keeps old bags readable.
+    """
+    msgdef = getattr(conn, 'msgdef', None)
+    text = str(getattr(msgdef, 'data', '') or '')
+    if not text or getattr(getattr(msgdef, 'format', None), 'name', '') != 'MSG':
+        return default
+    from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+    own = text.split('\n' + '=' * 80)[0]  # the message itself; its dependencies are standard
+    store = get_typestore(Stores.ROS2_JAZZY)
+    store.register(get_types_from_msg(own, conn.msgtype))
+    return store
+
+
 def is_bag(path: str | Path) -> bool:
     """True for a rosbag2 directory (it has ``metadata.yaml``)."""
     return Path(path).is_dir() and (Path(path) / 'metadata.yaml').is_file()
@@ -62,7 +80,8 @@ def request_message(store: Any, example: Example, stamp_ns: int, policy: str = '
     """A rosbags ``Request`` carrying an example and its annotation."""
     return store.types[REQUEST_TYPE](
         stamp=_stamp(store, stamp_ns), request_id=request_id or example.id, text=example.request,
-        policy=policy, execute=False, level=example.level, expected_tools=list(example.tools))
+        policy=policy, execute=False, level=example.level, expected_tools=list(example.tools),
+        key_id='', timestamp=0.0, nonce='', signature='')  # route only: never signed
 
 
 @dataclass
@@ -178,11 +197,12 @@ def read_bag(path: str | Path, catalog: Any = None) -> BagContents:
     try:
         with Reader(path) as reader:
             wanted = [c for c in reader.connections if c.msgtype in (REQUEST_TYPE, SELECTION_TYPE)]
+            stores = {c.id: connection_typestore(c, store) for c in wanted}
             for conn, ts, raw in reader.messages(connections=wanted):
                 counts[conn.topic] = counts.get(conn.topic, 0) + 1
                 where = f'{path}: {conn.topic} message {counts[conn.topic]}'
                 try:
-                    msg = store.deserialize_cdr(raw, conn.msgtype)
+                    msg = stores[conn.id].deserialize_cdr(raw, conn.msgtype)
                 except Exception as exc:  # noqa: BLE001 - any decoding problem is a bad bag
                     raise DatasetError(f'cannot decode {conn.msgtype}: {exc}',
                                        where=where) from None
