@@ -179,7 +179,7 @@ def test_pending_confirmations_per_tool_are_bounded(tmp_path):
                                       for r in _complete_lines(trace_dir)), 10)
         second = peer.select(topic, ['arm_motors'], 'arm again')
         rec = _wait_final(trace_dir, second)
-        assert rec['tools'][0]['failure_mode'] == 'confirmation_refused'
+        assert rec['tools'][0]['failure_mode'] == 'confirmation_over_limit'
         assert proc.stop(signal.SIGINT) == 0
     finally:
         peer.close()

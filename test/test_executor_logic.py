@@ -160,7 +160,7 @@ def test_confirmation_pending_per_tool_bounded():
     book = ConfirmationBook(max_pending_per_tool=2, on_change=lambda: changes.append(1))
     first = [book.open(f'r{i}', 'arm_motors') for i in range(2)]
     third = book.open('r3', 'arm_motors')
-    assert book.wait(third, time.monotonic() + 5).outcome == 'refused'
+    assert book.wait(third, time.monotonic() + 5).outcome == 'over_limit'
     other = book.open('r4', 'payload_release')  # another tool is not affected
     assert len(book.pending()) == 3 and changes
     book.resolve('r0', '', True, 'op')

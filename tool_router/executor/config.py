@@ -74,7 +74,7 @@ class ExecutorConfig(BaseModel):
                                                    'for a worker is not dispatched (expired).')
     max_pending_confirmations_per_tool: int = Field(
         4, ge=1, le=1000, description='Requests of one tool waiting for an operator; more are '
-                                      'denied at once (confirmation_refused).')
+                                      'denied at once (confirmation_over_limit).')
     trace_dir: str = Field('', description="JSONL trace directory; '' = "
                                            '$ROS_HOME/tool_router/traces.')
     trace_max_bytes: int = Field(10_000_000, ge=1024, description='Rotate trace files at size.')

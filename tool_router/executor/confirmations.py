@@ -4,7 +4,8 @@ Only :meth:`ConfirmationBook.resolve` (the confirm service) can approve a tool;
 nothing in a request's text is ever consulted. A wait that outlives its
 timeout is a denial (``timeout``); a wait ended by shutdown is ``interrupted``;
 beyond ``max_pending_per_tool`` waiting requests of one tool, a new one is
-``refused`` at once (an operator is never flooded with one tool).
+``over_limit`` at once (an operator is never flooded with one tool; a distinct name
+from the ``confirmation_refused`` security event, which is a refused /executor/confirm call).
 """
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ class ConfirmationBook:
                 entry.closed_reason = 'interrupted'
                 entry.event.set()
             elif self.max_pending_per_tool and same_tool >= self.max_pending_per_tool:
-                entry.closed_reason = 'refused'
+                entry.closed_reason = 'over_limit'
                 entry.event.set()
             else:
                 self._pending[(request_id, tool)] = entry
@@ -86,7 +87,7 @@ class ConfirmationBook:
             self._changed()
         decided = decided or entry.event.is_set()  # resolved in the race window
         waited = round(max(0.0, self._clock() - entry.opened), 3)
-        if entry.closed_reason in ('interrupted', 'refused'):
+        if entry.closed_reason in ('interrupted', 'over_limit'):
             return ConfirmationOutcome(outcome=entry.closed_reason, waited_s=waited)
         if not decided:
             return ConfirmationOutcome(outcome='timeout', waited_s=waited)

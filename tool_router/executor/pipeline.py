@@ -246,7 +246,7 @@ class ExecutionPipeline:
                 t.message = {
                     'denied': f'operator denied{who}',
                     'interrupted': 'interrupted by shutdown while waiting for an operator',
-                    'refused': 'not asked: too many confirmations of this tool already pending',
+                    'over_limit': 'not asked: too many confirmations of this tool already pending',
                 }.get(result.outcome, f'no operator decision within {self.confirm_timeout_s:g} s')
 
     def _dispatch(self, sel: Selection, traces: list[ToolTrace], parsed: dict[int, Parsed]) -> str:

@@ -85,10 +85,11 @@ class ConfirmationOutcome(BaseModel):
     model_config = ConfigDict(extra='forbid')
 
     outcome: Literal['approved', 'denied', 'timeout', 'not_requested', 'interrupted',
-                     'refused'] = Field(
+                     'over_limit', 'refused'] = Field(
         description='not_requested: shadow mode or a conditional tool; interrupted: the '
-                    'executor shut down during the wait; refused: too many confirmations of '
-                    'this tool were already pending.')
+                    'executor shut down during the wait; over_limit: too many confirmations '
+                    'of this tool were already pending (refused: the same, in files written '
+                    'before the name was changed).')
     operator_name: str = Field('', description='Who decided (from /executor/confirm).')
     waited_s: float = Field(0.0, ge=0, description='Seconds between announcement and decision.')
 
@@ -120,7 +121,7 @@ class ToolTrace(BaseModel):
                                               'call_timeout, call_failed, internal_error, '
                                               'condition_unreadable, watch_limit, '
                                               'confirmation_interrupted, '
-                                              'confirmation_refused, trace_unwritable.')
+                                              'confirmation_over_limit, trace_unwritable.')
 
 
 class TraceRecord(BaseModel):
