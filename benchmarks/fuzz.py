@@ -195,6 +195,7 @@ def over_ros(n: int, clients: int, seed: int, names: set[str], limit: int) -> di
 
     from load import private_domain, wait_serving
     from tool_router.msg import Request
+    from tool_router.nodes.common import client_qos
     from tool_router.srv import RouteRequest
 
     private_domain()
@@ -218,7 +219,7 @@ def over_ros(n: int, clients: int, seed: int, names: set[str], limit: int) -> di
     start = time.perf_counter()
     try:
         wait_serving(log_path, proc)
-        client = node.create_client(RouteRequest, '/route_request')
+        client = node.create_client(RouteRequest, '/route_request', qos_profile=client_qos())
         if not client.wait_for_service(timeout_sec=60):
             raise RuntimeError(f'router node did not come up (log: {log_path})')
         pub = node.create_publisher(Request, '/tool_router/requests', 10)
@@ -232,7 +233,8 @@ def over_ros(n: int, clients: int, seed: int, names: set[str], limit: int) -> di
         queue = list(enumerate(texts))
 
         def worker() -> None:
-            client = node.create_client(RouteRequest, '/route_request')  # one per thread
+            # one per thread, with a deep reply history (tool_router/nodes/common.py)
+            client = node.create_client(RouteRequest, '/route_request', qos_profile=client_qos())
             client.wait_for_service(timeout_sec=30)
             while True:
                 with lock:

@@ -96,6 +96,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     import rclpy
     from rclpy.executors import MultiThreadedExecutor
 
+    from tool_router.nodes.common import client_qos
     from tool_router.srv import RouteRequest
 
     private_domain()
@@ -115,10 +116,23 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     threading.Thread(target=executor.spin, daemon=True).start()
     lock = threading.Lock()
     latencies: list[float] = []
-    counts = {'sent': 0, 'answered': 0, 'success': 0, 'busy': 0, 'refused': 0, 'unanswered': 0}
+    late: list[Any] = []  # unanswered futures: answered after the timeout = late, not lost
+    counts = {'sent': 0, 'answered': 0, 'success': 0, 'busy': 0, 'refused': 0, 'unanswered': 0,
+              'late': 0, 'probe_failed': 0, 'probes': 0}
+    diag: dict[str, str] = {}
     try:
         wait_serving(log_path, serve)
-        clients = [node.create_client(RouteRequest, '/route_request') for _ in range(args.clients)]
+        def on_diag(msg: Any) -> None:
+            for status in msg.status:
+                if status.name == 'tool_router: router':
+                    diag.clear()
+                    diag.update({kv.key: kv.value for kv in status.values})
+
+        from diagnostic_msgs.msg import DiagnosticArray
+        node.create_subscription(DiagnosticArray, '/diagnostics', on_diag, 10)
+        # A deep reply history, as tool_router's own client has (tool_router/nodes/common.py).
+        clients = [node.create_client(RouteRequest, '/route_request', qos_profile=client_qos())
+                   for _ in range(args.clients)]
         if not clients[0].wait_for_service(timeout_sec=60):
             raise RuntimeError(f'/route_request did not come up (log: {log_path})')
         warm = clients[0].call_async(RouteRequest.Request(text='take off'))
@@ -132,12 +146,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             # Probe with empty requests until one is answered: until the server's reply
             # writer has matched this client, a reply goes nowhere (docs/PERFORMANCE.md).
             for _ in range(60):
+                with lock:
+                    counts['probes'] += 1
                 probe = client.call_async(RouteRequest.Request(text=''))
                 until = time.monotonic() + 1.0
                 while not probe.done() and time.monotonic() < until:
                     time.sleep(0.02)
                 if probe.done():
                     break
+            else:
+                with lock:
+                    counts['probe_failed'] += 1
             for text in batch:
                 event = threading.Event()
                 sent = time.perf_counter()
@@ -149,6 +168,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     counts['sent'] += 1
                     if not answered:
                         counts['unanswered'] += 1
+                        late.append(future)
                         continue
                     resp = future.result()
                     if resp is None:
@@ -171,6 +191,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             t.join()
         wall = time.perf_counter() - start
         rss_after = rss_mib(serve.pid)
+        time.sleep(min(args.timeout, 5.0) if late else 2.0)  # a fresh /diagnostics message
+        counts['late'] = sum(1 for f in late if f.done() and f.result() is not None)
         alive = serve.poll() is None
     finally:
         for h in hogs:
@@ -187,7 +209,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             os.killpg(serve.pid, signal.SIGKILL)
             code = serve.wait()
         log.close()
+    served_log = log_path.read_text(errors='replace')
     return {
+        'answers_lost_logged': served_log.count('not delivered'),
+        # what the router counted (its /diagnostics): calls it received = ok + rejected
+        # + errors + busy; compare with sent + probes + 1 warm-up call
+        'router_counters': {k: diag.get(k, '') for k in
+                            ('ok', 'rejected', 'errors', 'busy', 'answers_lost', 'in_flight')},
         'clients': args.clients,
         'requests_per_client': args.requests,
         'hog_processes': args.hog,

@@ -10,6 +10,7 @@ import rclpy
 from rclpy.node import Node
 
 from tool_router.errors import ToolRouterError
+from tool_router.nodes.common import client_qos
 from tool_router.srv import RouteRequest
 
 PROBE_TIMEOUT_S = 1.0  # per empty probe request while the reply path is discovered
@@ -25,7 +26,7 @@ class RouteClient:
         self.node = Node(
             f'tool_router_client_{os.getpid()}_{int(time.time() * 1000) % 10_000_000}'
         )
-        self.client = self.node.create_client(RouteRequest, service)
+        self.client = self.node.create_client(RouteRequest, service, qos_profile=client_qos())
         deadline = time.monotonic() + wait_s
         if not self.client.wait_for_service(timeout_sec=wait_s) or not self._probe(deadline):
             self.close()

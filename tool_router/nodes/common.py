@@ -7,8 +7,17 @@ from typing import Any, Callable
 import rclpy
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 import pydantic
+
+# Reply history of a /route_request client. Fast DDS delivers every answer of a service to
+# *every* client's reply reader (each client drops the ones not meant for it when it takes
+# them), so with the default KEEP_LAST 10 a client whose process is busy for a moment lost
+# its own answer under a burst of more than 10 answers to other clients (146 of 3,200 calls
+# unanswered with 32 clients; docs/PERFORMANCE.md). 1000 answers to others may arrive before
+# this client reads its own.
+CLIENT_REPLY_DEPTH = 1000
 
 _TYPES = {
     bool: ParameterType.PARAMETER_BOOL,
@@ -98,3 +107,22 @@ def spin(make_node: Callable[[], Node], args: list[str] | None = None, threads: 
             node.destroy_node()
         rclpy.try_shutdown()
     return 0
+
+
+def service_qos(depth: int) -> QoSProfile:
+    """Reliable, volatile, KEEP_LAST ``depth``: a burst is kept, not overwritten.
+
+    For a service it is the depth of the request queue (requests waiting for a
+    thread); for a client, the depth of its reply reader (:data:`CLIENT_REPLY_DEPTH`).
+    """
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST,
+        depth=depth,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.VOLATILE,
+    )
+
+
+def client_qos() -> QoSProfile:
+    """QoS of a /route_request client: its own answer survives a burst of others' answers."""
+    return service_qos(CLIENT_REPLY_DEPTH)
