@@ -1,57 +1,141 @@
-"""Waiting for the executor's acknowledgement of a selection (pure; the router node feeds it).
+"""Answers held until the executor acknowledges a selection (pure; the router node feeds it).
 
-The router publishes a selection and waits, for at most a deadline, for the
-executor's ``SelectionAck`` with the same request id. An ack means the executor
-has the selection on disk (its ``received`` trace event was fsync'd) and will
-process it or trace it ``expired``; no ack means no live executor took it.
+With ``execute=true`` the router publishes a selection and answers only when the
+executor's ``SelectionAck`` with the same request id arrives (the executor has
+the selection on disk: its ``received`` trace event was fsync'd) or when
+``executor_ack_timeout_s`` has passed (no live executor took it).
+
+The wait does not hold a serving thread: the service callback *parks* its
+filled-in response here and returns; the node's ``send_response`` hook hands the
+request header over (:meth:`AckBook.attach`) instead of sending, and whichever
+comes second, the header or the outcome (ack or timeout), sends the answer.
+Up to ``capacity`` answers wait at once; beyond that :meth:`AckBook.park` says no
+and the caller answers "busy" without publishing.
 """
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
 
 
 @dataclass
-class _Slot:
-    event: threading.Event = field(default_factory=threading.Event)
-    accepted: bool = False
-    reason: str = ''
+class Held:
+    """One answer waiting for its ack: the response, and the header once it is known."""
+
+    request_id: str
+    response: Any
+    timeout_s: float
+    deadline: float
+    header: Any = None
+    has_header: bool = False
+    outcome: tuple[bool, str] | None = None  # (executed, reason) once decided
+    clock: Callable[[], float] = time.monotonic
+
+    def waited_s(self) -> float:
+        """Seconds since the answer was parked."""
+        return max(0.0, self.clock() - (self.deadline - self.timeout_s))
 
 
-class AckWaiter:
-    """Thread-safe book of expected acks.
+def no_ack_reason(timeout_s: float) -> str:
+    """The reason given when no ack came in time."""
+    return (f'no executor acknowledged the selection within {timeout_s:g} s '
+            '(is the executor running?)')
 
-    :meth:`expect` before publishing, :meth:`wait` after, :meth:`deliver` from the
-    ack subscription.
+
+class AckBook:
+    """Thread-safe book of answers parked until their ack (or timeout).
+
+    ``send(response, header)`` really sends an answer; ``finish(held)`` fills in
+    the outcome (``held.outcome``) just before it is sent. Both are called
+    outside the book's lock.
     """
 
-    def __init__(self) -> None:
-        self._slots: dict[str, _Slot] = {}
+    def __init__(
+        self,
+        send: Callable[[Any, Any], None],
+        finish: Callable[[Held], None],
+        capacity: int = 1000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._send, self._finish = send, finish
+        self.capacity = capacity
+        self._clock = clock
+        self._by_id: dict[str, Held] = {}
+        self._by_response: dict[int, Held] = {}
         self._lock = threading.Lock()
+        self.timeouts = 0
 
-    def expect(self, request_id: str) -> None:
-        """Register interest in the ack of ``request_id`` (before the selection goes out)."""
+    def __len__(self) -> int:
         with self._lock:
-            self._slots[request_id] = _Slot()
+            return len(self._by_id)
+
+    def park(self, request_id: str, response: Any, timeout_s: float) -> bool:
+        """Hold ``response`` until the ack of ``request_id``; False when the book is full.
+
+        Call before publishing the selection, so an ack cannot arrive unexpected.
+        """
+        held = Held(request_id, response, timeout_s, self._clock() + timeout_s, clock=self._clock)
+        with self._lock:
+            if len(self._by_id) >= self.capacity or request_id in self._by_id:
+                return False
+            self._by_id[request_id] = held
+            self._by_response[id(response)] = held
+        return True
+
+    def attach(self, response: Any, header: Any) -> bool:
+        """The service is about to send ``response``: True = held here (sent later).
+
+        False = send it now (not parked, or its outcome is already known and
+        filled in).
+        """
+        with self._lock:
+            held = self._by_response.get(id(response))
+            if held is None or held.response is not response:
+                return False
+            if held.outcome is None:
+                held.header, held.has_header = header, True
+                return True
+            self._forget(held)
+        self._finish(held)
+        return False
 
     def deliver(self, request_id: str, accepted: bool, reason: str) -> None:
-        """An ack arrived; acks nobody waits for are ignored."""
-        with self._lock:
-            slot = self._slots.get(request_id)
-        if slot is not None:
-            slot.accepted, slot.reason = accepted, reason
-            slot.event.set()
+        """An ack arrived; acks nobody waits for (late, or for another router) are ignored."""
+        self._decide(request_id, (accepted, reason))
 
-    def wait(self, request_id: str, timeout_s: float) -> tuple[bool, str]:
-        """(accepted, reason) of the ack, or (False, why) when none came within ``timeout_s``."""
+    def expire(self) -> int:
+        """Decide every held answer past its deadline as not executed; return how many."""
+        now = self._clock()
         with self._lock:
-            slot = self._slots.get(request_id)
-        if slot is None:
-            return False, 'not expected'
-        got = slot.event.wait(timeout_s)
+            late = [h for h in self._by_id.values() if h.outcome is None and now >= h.deadline]
+        decided = 0
+        for held in late:
+            if self._decide(held.request_id, (False, no_ack_reason(held.timeout_s))):
+                decided += 1
         with self._lock:
-            self._slots.pop(request_id, None)
-        if not got:
-            return False, (f'no executor acknowledged the selection within {timeout_s:g} s '
-                           '(is the executor running?)')
-        return slot.accepted, slot.reason
+            self.timeouts += decided
+        return decided
+
+    def _decide(self, request_id: str, outcome: tuple[bool, str]) -> bool:
+        with self._lock:
+            held = self._by_id.get(request_id)
+            if held is None or held.outcome is not None:
+                return False
+            held.outcome = outcome
+            if not held.has_header:
+                return True  # attach() sends it when the header comes
+            self._forget(held)
+        self._finish(held)
+        self._send(held.response, held.header)
+        return True
+
+    def _forget(self, held: Held) -> None:
+        self._by_id.pop(held.request_id, None)
+        self._by_response.pop(id(held.response), None)
+
+    def counters(self) -> dict[str, int]:
+        """Answers waiting for an ack, and acks timed out so far (for /diagnostics)."""
+        with self._lock:
+            return {'ack_waiting': len(self._by_id), 'ack_timeouts': self.timeouts}

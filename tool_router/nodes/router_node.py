@@ -8,10 +8,11 @@ since a plain ``ros2 run`` has no lifecycle manager.
 
 Routing does not act: ``/route_request`` with ``execute=false`` (the default)
 only answers which tools would be picked. With ``execute=true`` the selection is
-published for the executor and the answer waits (``executor_ack_timeout_s``)
-for its acknowledgement: ``executed=true`` means an executor has it on disk;
-without one the answer is ``success=false``. All names are relative, so
-``-r __ns:=/uav1`` moves them.
+published for the executor and the answer is sent when its acknowledgement
+arrives or ``executor_ack_timeout_s`` passes: ``executed=true`` means an
+executor has it on disk; without one the answer is ``success=false``. That wait
+holds no serving thread (:mod:`tool_router.nodes.acks`). All names are relative,
+so ``-r __ns:=/uav1`` moves them.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import warnings
 from collections import deque
 from typing import Any
 
@@ -29,18 +31,18 @@ from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.lifecycle import LifecycleNode, State, TransitionCallbackReturn
 from rclpy.parameter import Parameter
-from rclpy.qos import QoSProfile, ReliabilityPolicy, DurabilityPolicy, HistoryPolicy
 
 from tool_router.config import BaseRouterConfig, RouterConfig, load_router_config, reload_fields
 from tool_router.errors import ToolRouterError, first_error
 from tool_router.executor.conditions import condition_notes
 from tool_router.msg import Request, SelectedCapabilities, SelectionAck
-from tool_router.nodes.acks import AckWaiter
+from tool_router.nodes.acks import AckBook, Held
 from tool_router.nodes.common import (
     declare_from_dict,
     parameter_descriptions,
     flatten,
     parameters_as_dict,
+    service_qos,
     spin,
     stamp_now,
 )
@@ -53,16 +55,32 @@ from tool_router.srv import RouteRequest
 RELOAD_PARAMS = reload_fields()
 # Parameters of the node itself (rclpy's and ours), not of the router configuration.
 NODE_PARAMS = {'autostart', 'use_sim_time', 'start_type_description_service'}
+ACK_TICK_S = 0.05  # how often answers parked for an executor ack are checked for timeout
 
 
-def service_qos(depth: int) -> QoSProfile:
-    """Reliable, volatile, KEEP_LAST ``depth``: a burst of requests is kept, not overwritten."""
-    return QoSProfile(
-        history=HistoryPolicy.KEEP_LAST,
-        depth=depth,
-        reliability=ReliabilityPolicy.RELIABLE,
-        durability=DurabilityPolicy.VOLATILE,
-    )
+_DROPPED = threading.local()  # .why: the middleware's reason the last send on this thread failed
+
+
+def watch_dropped_responses() -> None:
+    """Record rclpy's "failed to send response" warning on the sending thread.
+
+    rclpy only *warns* (once per code location) when the middleware drops a
+    response, e.g. because the client's reply reader is not matched yet. Every such
+    warning is now seen: the sending thread reads it from ``_DROPPED.why``.
+    """
+    previous = warnings.showwarning
+    if getattr(previous, 'tool_router_hook', False):
+        return
+
+    def show(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
+        if 'failed to send response' in str(message):
+            _DROPPED.why = str(message)
+            return
+        previous(message, category, *args, **kwargs)
+
+    show.tool_router_hook = True  # type: ignore[attr-defined]
+    warnings.filterwarnings('always', message='failed to send response', category=RuntimeWarning)
+    warnings.showwarning = show
 
 
 SIGNATURE_FIELDS = ('key_id', 'timestamp', 'nonce', 'signature')
@@ -134,8 +152,15 @@ class RouterNode(LifecycleNode):
         )
         self._sub = None
         self._ack_sub = None
-        self._acks = AckWaiter()
+        self._ack_timer = None
         self._ack_group = MutuallyExclusiveCallbackGroup()
+        # The executor calls srv.send_response(response, header) after the callback; an
+        # answer parked for its executor ack is held there and sent by the ack (or timeout).
+        self._send_now = self._srv.send_response
+        self._acks = AckBook(self._send_checked, self._finish_held, serving.queue_depth)
+        self._srv.send_response = self._send_or_hold  # type: ignore[method-assign]
+        self._lost = 0
+        watch_dropped_responses()
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
     # -- lifecycle ---------------------------------------------------------
@@ -201,6 +226,9 @@ class RouterNode(LifecycleNode):
             100,
             callback_group=self._ack_group,
         )
+        self._ack_timer = self.create_timer(
+            ACK_TICK_S, self._acks.expire, callback_group=self._ack_group
+        )
         self._timer = self.create_timer(c.diagnostics_period_s, self._publish_diagnostics)
         h = self.router.health()
         self.get_logger().info(
@@ -236,13 +264,14 @@ class RouterNode(LifecycleNode):
             (self._sub, self.destroy_subscription),
             (self._ack_sub, self.destroy_subscription),
             (self._timer, self.destroy_timer),
+            (self._ack_timer, self.destroy_timer),
             (self._selection_pub, self.destroy_lifecycle_publisher),
             (self._decision_pub, self.destroy_lifecycle_publisher),
             (self._diag_pub, self.destroy_publisher),
         ):
             if entity is not None:
                 destroy(entity)
-        self._sub = self._ack_sub = self._timer = self._diag_pub = None
+        self._sub = self._ack_sub = self._timer = self._ack_timer = self._diag_pub = None
         self._selection_pub = self._decision_pub = None
         if self.router is not None:
             self.router.close()
@@ -337,19 +366,53 @@ class RouterNode(LifecycleNode):
         if not request.execute:
             self._publish(result, execute=False)
         elif result.tools:
-            self._acks.expect(result.request_id)
-            self._publish(result, execute=True, signed=request)
             timeout = self.config.executor_ack_timeout_s if self.config else 2.0
-            response.executed, reason = self._acks.wait(result.request_id, timeout)
-            if not response.executed:
+            response.latency_ms = (time.perf_counter() - start) * 1000.0
+            # Parked before publishing (an ack cannot come unexpected); answered by the
+            # ack or the timeout, not by this thread, which goes back to serving.
+            if not self._acks.park(result.request_id, response, timeout):
                 response.success = False
-                note = f'routed but not executed: {reason}'
-                response.message = '; '.join(filter(None, [note, response.message]))
+                response.message = f'{BUSY}: {len(self._acks)} answers wait for executor acks'
+                return response
+            self._publish(result, execute=True, signed=request)
+            return response
         response.latency_ms = (time.perf_counter() - start) * 1000.0
+        self._count_answer(response.latency_ms)
+        return response
+
+    def _count_answer(self, latency_ms: float) -> None:
         with self._lock:
             self._counts['ok'] += 1
-            self._latencies.append(response.latency_ms)
-        return response
+            self._latencies.append(latency_ms)
+
+    def _finish_held(self, held: Held) -> None:
+        """Fill in the executor's outcome of a parked answer just before it is sent."""
+        response = held.response
+        executed, reason = held.outcome or (False, 'no outcome')
+        response.executed = executed
+        if not executed:
+            response.success = False
+            note = f'routed but not executed: {reason}'
+            response.message = '; '.join(filter(None, [note, response.message]))
+        response.latency_ms += held.waited_s() * 1000.0
+        self._count_answer(response.latency_ms)
+
+    def _send_or_hold(self, response: RouteRequest.Response, header: Any) -> None:
+        """The service's send_response: parked answers wait for their ack, others go now."""
+        if not self._acks.attach(response, header):
+            self._send_checked(response, header)
+
+    def _send_checked(self, response: RouteRequest.Response, header: Any) -> None:
+        """Send an answer; a response the middleware dropped is counted and logged."""
+        _DROPPED.why = ''
+        self._send_now(response, header)
+        if _DROPPED.why:
+            with self._lock:
+                self._lost += 1
+            self.get_logger().error(
+                f'answer to request {response.request_id or "(refused)"} not delivered: '
+                f'{_DROPPED.why}'
+            )
 
     def _on_request(self, msg: Request) -> None:
         try:
@@ -387,6 +450,9 @@ class RouterNode(LifecycleNode):
             lat = np.array(self._latencies) if self._latencies else None
             values.update({k: str(v) for k, v in self._counts.items()})
         values.update({k: str(v) for k, v in self._admission.counters().items()})
+        values.update({k: str(v) for k, v in self._acks.counters().items()})
+        with self._lock:
+            values['answers_lost'] = str(self._lost)
         encoder = self.router.encoder if self.router else None
         if encoder is not None and hasattr(encoder, 'batches'):
             values['encoder_batches'] = str(encoder.batches)

@@ -1,0 +1,49 @@
+"""A stand-in executor process that holds its acks (for test_router_acks.py).
+
+It subscribes to the router's selections like the executor does and publishes a
+``SelectionAck`` (accepted) for each, but only once it holds N
+selections (``SLOW_ACKER_HOLD``): a router that waits for one ack before it can
+publish the next selection never gets any. A real process over DDS; it records nothing on disk,
+which is all it leaves out of the real executor.
+"""
+from __future__ import annotations
+
+import os
+
+import rclpy
+from rclpy.executors import ExternalShutdownException
+
+from tool_router.msg import SelectedCapabilities, SelectionAck
+
+
+def main(argv: list[str] | None = None) -> int:
+    hold = int(os.environ['SLOW_ACKER_HOLD'])
+    rclpy.init(args=argv)
+    node = rclpy.create_node('slow_acker')
+    pub = node.create_publisher(SelectionAck, 'executor/acks', 100)
+    held: list[str] = []
+
+    def on_selection(msg: SelectedCapabilities) -> None:
+        held.append(msg.request_id)
+        print(f'holding {len(held)}: {msg.request_id}', flush=True)
+        if len(held) < hold:
+            return
+        for request_id in held:
+            pub.publish(SelectionAck(request_id=request_id, accepted=True, reason='held'))
+        print(f'acked {len(held)}', flush=True)
+        held.clear()
+
+    node.create_subscription(SelectedCapabilities, 'tool_router/selected', on_selection, 100)
+    print('slow acker ready', flush=True)
+    try:
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())
