@@ -61,6 +61,13 @@ class BaseRouterConfig(BaseModel):
         '', description='Chroma server URL (http://host:port); overrides chroma_path.'
     )
     chroma_prefix: str = Field('tool-router', description='Collection name prefix.')
+    exact_max_records: int = Field(
+        20_000,
+        ge=0,
+        description='Catalogs with at most this many index records (tools + phrases) are '
+        'scored exactly without opening Chroma; larger ones are shortlisted by HNSW first '
+        '(measured threshold: docs/PERFORMANCE.md, "Scale").',
+    )
     blas_threads: int = Field(
         1,
         ge=0,

@@ -18,13 +18,26 @@ Records are embedded and added in chunks below Chroma's maximum batch size
 (one ``add`` of more records than that fails, and Chroma's error then blames a
 corrupt index); a build of more than ``PROGRESS_EVERY`` records reports its
 progress.
+
+Exact scoring (the default policy on catalogs up to ``EXACT_MAX_RECORDS``
+records) needs the record vectors, not Chroma. Given a client *factory* instead
+of a client, the index opens Chroma only when something needs it: the vectors
+come from a cache file keyed by the content hash (``<prefix>-vectors.npz`` in
+``cache_dir``, written after a build) or, for an in-memory index, straight from
+the encoder; Chroma is opened, and its collections reused or filled from those
+vectors without embedding again, on the first :meth:`CatalogIndex.query` (the
+``cdb*`` policies, HNSW shortlists of large catalogs). Importing and opening
+Chroma was about 70% of a router's start-up (docs/PERFORMANCE.md, "Cold start").
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import os
 import sys
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -38,10 +51,16 @@ from tool_router.catalog import Catalog
 from tool_router.embeddings import Encoder
 from tool_router.errors import ConfigError, IndexStoreError
 
+log = logging.getLogger(__name__)
+
 INDEX_SCHEMA = 1
 EMBED_CHUNK = 512  # texts embedded per step of an index build
 PROGRESS_EVERY = 2000  # builds larger than this report progress
 HNSW_CONFIG = {'space': 'l2', 'max_neighbors': 16, 'ef_construction': 100, 'ef_search': 100}
+# Catalogs with more records than this are shortlisted by HNSW before exact scoring
+# (measured: benchmarks/scale.py, docs/PERFORMANCE.md "Scale"); the router's
+# ``exact_max_records`` parameter overrides it.
+EXACT_MAX_RECORDS = 20_000
 
 
 @dataclass(frozen=True)
@@ -144,13 +163,26 @@ class CatalogIndex:
         client: Any,
         prefix: str = 'tool-router',
         progress: Callable[[str], None] | None = stderr_progress,
+        cache_dir: str | Path | None = None,
+        exact_max_records: int = EXACT_MAX_RECORDS,
     ) -> None:
+        """``client``: a Chroma client, or a zero-argument factory of one (opened when needed).
+
+        With a factory, the vectors come from ``cache_dir``'s cache file when its content hash
+        matches, else from Chroma (persistent: ``cache_dir`` given; the cache is written then)
+        or straight from the encoder (in memory: no ``cache_dir``).
+        """
         self.catalog = catalog
         self._progress = progress
         self.build_seconds = 0.0
         self.encoder = encoder
-        self._client = client
+        self.prefix = prefix
+        lazy = callable(client) and not hasattr(client, 'get_collection')
+        self._factory: Callable[[], Any] | None = client if lazy else None
+        self._client = None if lazy else client
+        self.warning = ''
         self.tool_records, self.phrase_records = build_records(catalog)
+        self.exact = len(self.tool_records) + len(self.phrase_records) <= exact_max_records
         digest = hashlib.sha256(
             json.dumps(
                 {
@@ -164,23 +196,80 @@ class CatalogIndex:
         ).hexdigest()
         self.content_hash = digest
         self.state: dict[str, str] = {}
-        self._collections = {
-            'tools': self._ensure(f'{prefix}-tools', self.tool_records),
-            'phrases': self._ensure(f'{prefix}-phrases', self.phrase_records),
-        }
-        # Unit vectors of the records, read back from the store, for exact scoring.
-        self.tool_vectors = self._vectors('tools', self.tool_records)
-        self.phrase_vectors = self._vectors('phrases', self.phrase_records)
+        self._collections: dict[str, Any] = {}
+        self._open_lock = threading.Lock()
+        self._cache_file = Path(cache_dir) / f'{prefix}-vectors.npz' if cache_dir else None
+        cached = self._read_cache() if lazy else None
+        if cached is not None:
+            self.tool_vectors, self.phrase_vectors = cached
+            self.state = {f'{prefix}-tools': 'cached', f'{prefix}-phrases': 'cached'}
+        elif lazy and self._cache_file is None:  # in memory: no store needed for the vectors
+            self.tool_vectors = self._embed(f'{prefix}-tools', self.tool_records)
+            self.phrase_vectors = self._embed(f'{prefix}-phrases', self.phrase_records)
+            self.state = {f'{prefix}-tools': 'embedded', f'{prefix}-phrases': 'embedded'}
+        else:
+            self._open()
+            # Unit vectors of the records, read back from the store, for exact scoring.
+            self.tool_vectors = self._vectors('tools', self.tool_records)
+            self.phrase_vectors = self._vectors('phrases', self.phrase_records)
+            self._write_cache()
+        if not self.exact:
+            self._open()  # HNSW shortlists from the first request on: no first-query stall
 
     @classmethod
-    def ephemeral(cls, catalog: Catalog, encoder: Encoder) -> 'CatalogIndex':
-        """An in-memory index with a unique prefix (ephemeral clients share one process store)."""
-        return cls(catalog, encoder, open_client(), prefix=f'tr-{uuid.uuid4().hex[:12]}')
+    def ephemeral(
+        cls, catalog: Catalog, encoder: Encoder, exact_max_records: int = EXACT_MAX_RECORDS
+    ) -> 'CatalogIndex':
+        """An in-memory index with a unique prefix (ephemeral clients share one process store).
 
-    def _ensure(self, name: str, records: list[Record]) -> Any:
+        Chroma is created only when queried (:meth:`query`).
+        """
+        return cls(
+            catalog,
+            encoder,
+            open_client,
+            prefix=f'tr-{uuid.uuid4().hex[:12]}',
+            exact_max_records=exact_max_records,
+        )
+
+    # -- the store ------------------------------------------------------------------------
+    def _open(self) -> None:
+        """Open Chroma and its two collections (reused, or built: from known vectors if any)."""
+        with self._open_lock:
+            if self._collections:
+                return
+            known = getattr(self, 'tool_vectors', None) is not None
+            if self._client is None:
+                assert self._factory is not None
+                try:
+                    self._client = self._factory()
+                except IndexStoreError as exc:
+                    if not known:  # at start-up: the router decides (it serves from memory)
+                        raise
+                    # The vectors are known: HNSW from memory beats no answer.
+                    self.warning = f'persistent index unusable, HNSW from memory: {exc}'
+                    log.error(self.warning)
+                    self._client = open_client()
+                    self.prefix = f'tr-{uuid.uuid4().hex[:12]}'
+            self._collections = {
+                'tools': self._ensure(
+                    f'{self.prefix}-tools',
+                    self.tool_records,
+                    self.tool_vectors if known else None,
+                ),
+                'phrases': self._ensure(
+                    f'{self.prefix}-phrases',
+                    self.phrase_records,
+                    self.phrase_vectors if known else None,
+                ),
+            }
+
+    def _ensure(self, name: str, records: list[Record], vectors: np.ndarray | None) -> Any:
+        client = self._client
+        assert client is not None
         try:
             try:
-                col = self._client.get_collection(name)
+                col = client.get_collection(name)
             except Exception:  # noqa: BLE001 - NotFoundError differs across versions
                 col = None
             if col is not None:
@@ -188,8 +277,8 @@ class CatalogIndex:
                 if meta.get('content_hash') == self.content_hash and col.count() == len(records):
                     self.state[name] = 'reused'
                     return col
-                self._client.delete_collection(name)
-            col = self._client.create_collection(
+                client.delete_collection(name)
+            col = client.create_collection(
                 name,
                 configuration={'hnsw': dict(HNSW_CONFIG)},
                 embedding_function=None,
@@ -199,37 +288,103 @@ class CatalogIndex:
                     'schema': INDEX_SCHEMA,
                 },
             )
-            self._add(name, col, records)
-            self.state[name] = 'built'
-            return col
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - chroma raises many types
             raise IndexStoreError(
-                f'cannot build or open collection: {exc}',
+                f'cannot open or create collection: {exc}',
                 where=name,
                 hint='the index may be corrupt; remove its directory to rebuild',
             ) from None
+        self._add(name, col, records, vectors)
+        self.state[name] = 'built'
+        return col
 
-    def _add(self, name: str, col: Any, records: list[Record]) -> None:
-        """Embed and add ``records`` in chunks below Chroma's batch limit, with progress."""
+    def _add(
+        self, name: str, col: Any, records: list[Record], vectors: np.ndarray | None = None
+    ) -> None:
+        """Add ``records`` in chunks below Chroma's batch limit (embedding them unless given).
+
+        A failed add names its chunk and the store's batch limit; it is not blamed on a
+        corrupt index, and errors of the encoder pass through as they are.
+        """
         start = time.perf_counter()
-        step = max(1, min(EMBED_CHUNK, max_batch_size(self._client)))
+        limit = max_batch_size(self._client)
+        step = max(1, min(EMBED_CHUNK, limit))
         loud = self._progress is not None and len(records) > PROGRESS_EVERY
         for lo in range(0, len(records), step):
             chunk = records[lo : lo + step]
-            col.add(
-                ids=[r.id for r in chunk],
-                embeddings=self.encoder.encode([r.text for r in chunk]),
-                documents=[r.text for r in chunk],
-                metadatas=[{'tool': r.tool, 'kind': r.kind} for r in chunk],
+            embeddings = (
+                vectors[lo : lo + step]
+                if vectors is not None
+                else self.encoder.encode([r.text for r in chunk])
             )
+            try:
+                col.add(
+                    ids=[r.id for r in chunk],
+                    embeddings=embeddings,
+                    documents=[r.text for r in chunk],
+                    metadatas=[{'tool': r.tool, 'kind': r.kind} for r in chunk],
+                )
+            except Exception as exc:  # noqa: BLE001 - chroma raises many types
+                raise IndexStoreError(
+                    f'adding records {lo}..{lo + len(chunk) - 1} of {len(records)} failed: {exc}',
+                    where=name,
+                    hint=f'chunks of {step} records (the store accepts {limit} per add); '
+                    'check disk space and the Chroma server',
+                ) from None
             done = lo + len(chunk)
             if loud and (done == len(records) or (done // step) % 10 == 0):
-                assert self._progress is not None
-                self._progress(
-                    f'indexing {name}: {done}/{len(records)} records '
-                    f'({time.perf_counter() - start:.0f} s)'
-                )
+                self._report(f'indexing {name}: {done}/{len(records)} records', start)
         self.build_seconds += time.perf_counter() - start
+
+    def _report(self, what: str, start: float) -> None:
+        if self._progress is not None:
+            self._progress(f'{what} ({time.perf_counter() - start:.0f} s)')
+
+    def _embed(self, name: str, records: list[Record]) -> np.ndarray:
+        """Vectors of ``records`` from the encoder, in chunks, with progress for large builds."""
+        if not records:
+            return np.zeros((0, 1), dtype=np.float32)
+        start = time.perf_counter()
+        loud = len(records) > PROGRESS_EVERY
+        parts = []
+        for lo in range(0, len(records), EMBED_CHUNK):
+            parts.append(self.encoder.encode([r.text for r in records[lo : lo + EMBED_CHUNK]]))
+            done = lo + len(parts[-1])
+            if loud and (done == len(records) or (done // EMBED_CHUNK) % 10 == 0):
+                self._report(f'embedding {name}: {done}/{len(records)} records', start)
+        self.build_seconds += time.perf_counter() - start
+        return np.asarray(np.concatenate(parts), dtype=np.float32)
+
+    def _read_cache(self) -> tuple[np.ndarray, np.ndarray] | None:
+        if self._cache_file is None or not self._cache_file.exists():
+            return None
+        try:
+            with np.load(self._cache_file, allow_pickle=False) as data:
+                if str(data['content_hash']) != self.content_hash:
+                    return None
+                tools, phrases = data['tools'], data['phrases']
+        except Exception as exc:  # noqa: BLE001 - a torn or foreign file: rebuild from Chroma
+            log.warning('ignoring vector cache %s: %s', self._cache_file, exc)
+            return None
+        if len(tools) != len(self.tool_records) or len(phrases) != len(self.phrase_records):
+            return None
+        return tools.astype(np.float32), phrases.astype(np.float32)
+
+    def _write_cache(self) -> None:
+        if self._cache_file is None:
+            return
+        tmp = self._cache_file.with_name(f'{self._cache_file.stem}.tmp{os.getpid()}.npz')
+        try:
+            np.savez(
+                tmp,
+                content_hash=np.array(self.content_hash),
+                tools=self.tool_vectors,
+                phrases=self.phrase_vectors,
+            )
+            os.replace(tmp, self._cache_file)  # atomic: a concurrent start sees all or nothing
+        except OSError as exc:  # a read-only directory only costs the next start time
+            log.warning('cannot write vector cache %s: %s', self._cache_file, exc)
+            tmp.unlink(missing_ok=True)
 
     def _vectors(self, which: str, records: list[Record]) -> np.ndarray:
         if not records:
@@ -244,9 +399,11 @@ class CatalogIndex:
         return np.asarray([by_id[r.id] for r in records], dtype=np.float32)
 
     def query(self, vectors: np.ndarray, k: int, which: str = 'tools') -> list[list[Hit]]:
-        """Top-k hits per query vector from one collection."""
+        """Top-k hits per query vector from one collection (Chroma is opened on first use)."""
         if len(vectors) == 0:
             return []
+        if not self._collections:
+            self._open()
         col = self._collections[which]
         k = max(1, min(k, col.count()))
         try:
@@ -264,6 +421,24 @@ class CatalogIndex:
             )
         return out
 
+    def shortlist(self, vectors: np.ndarray, k: int) -> set[str]:
+        """Tools of the HNSW top-``k`` records of each vector, in both collections."""
+        if not self._collections:
+            self._open()
+        tools: set[str] = set()
+        for which in ('tools', 'phrases'):
+            col = self._collections[which]
+            try:
+                res = col.query(
+                    query_embeddings=np.asarray(vectors, dtype=np.float32),
+                    n_results=max(1, min(k, col.count())),
+                    include=['metadatas'],
+                )
+            except Exception as exc:  # noqa: BLE001
+                raise IndexStoreError(f'query failed: {exc}', where=col.name) from None
+            tools.update(m['tool'] for metas in res['metadatas'] for m in metas)
+        return tools
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` with the index's encoder."""
         return self.encoder.encode(list(texts))
@@ -275,4 +450,6 @@ class CatalogIndex:
             'phrases': str(len(self.phrase_records)),
             'state': ','.join(f'{k}={v}' for k, v in sorted(self.state.items())),
             'content_hash': self.content_hash[:12],
+            'search': 'exact' if self.exact else 'hnsw-shortlist',
+            **({'warning': self.warning} if self.warning else {}),
         }

@@ -190,22 +190,34 @@ class Router:
 
     def _open_index(self, encoder: Encoder) -> CatalogIndex:
         c = self.config
+        exact = c.exact_max_records
         if c.chroma_url:
             return CatalogIndex(
-                self.catalog, encoder, open_client(url=c.chroma_url), c.chroma_prefix
+                self.catalog,
+                encoder,
+                open_client(url=c.chroma_url),
+                c.chroma_prefix,
+                exact_max_records=exact,
             )
         if c.chroma_ephemeral:
-            return CatalogIndex.ephemeral(self.catalog, encoder)
+            return CatalogIndex.ephemeral(self.catalog, encoder, exact)
         path = c.chroma_path or str(ros_home() / 'tool_router' / 'chroma')
         try:
+            # Chroma is opened only when needed: the vectors' cache file in the same
+            # directory serves exact scoring (the start-up seconds: docs/PERFORMANCE.md).
             return CatalogIndex(
-                self.catalog, encoder, open_client(persist_dir=path), c.chroma_prefix
+                self.catalog,
+                encoder,
+                lambda: open_client(persist_dir=path),
+                c.chroma_prefix,
+                cache_dir=path,
+                exact_max_records=exact,
             )
         except IndexStoreError as exc:
             # Keep serving from memory; the persistent directory is left untouched for inspection.
             self.index_warning = f'persistent index unusable, serving from memory: {exc}'
             log.error(self.index_warning)
-            return CatalogIndex.ephemeral(self.catalog, encoder)
+            return CatalogIndex.ephemeral(self.catalog, encoder, exact)
 
     def policy_hint(self) -> str:
         return self.registry.hint()

@@ -12,6 +12,7 @@ import yaml
 from tool_router.errors import ToolRouterError, first_problem
 
 M = TypeVar('M', bound=pydantic.BaseModel)
+_LOADER: Any = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
 
 
 def load_yaml_with_lines(path: Path, error: type[ToolRouterError]) -> tuple[Any, yaml.Node | None]:
@@ -22,14 +23,19 @@ def load_yaml_with_lines(path: Path, error: type[ToolRouterError]) -> tuple[Any,
         raise error('file not found', where=str(path)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise error(f'cannot read file: {exc}', where=str(path)) from None
+    # One parse (the node tree, then the data built from it) with libyaml where installed:
+    # the pure-Python parser took tens of seconds on a 5,000-tool catalog.
+    loader = _LOADER(text)
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, 'problem_mark', None)
         where = f'{path}:{mark.line + 1}' if mark else str(path)
         problem = getattr(exc, 'problem', None) or str(exc)
         raise error(f'invalid YAML: {problem}', where=where) from None
+    finally:
+        loader.dispose()
     return data, node
 
 

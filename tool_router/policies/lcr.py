@@ -60,6 +60,7 @@ from tool_router.catalog import Catalog, Kind
 from tool_router.clauses import Clause, normalise, split_clauses
 from tool_router.errors import ConfigError
 from tool_router.index import CatalogIndex
+from tool_router.keywords import KeywordMatcher
 from tool_router.paths import config_path
 from tool_router.policies.base import Decision, Evidence, words
 from tool_router.spelling import Speller
@@ -68,6 +69,10 @@ if TYPE_CHECKING:
     from tool_router.policies.registry import PolicyContext
 
 PRONOUN_START = re.compile(r"^(?:it|its|it's|that|this|they|those|these|there)\b", re.IGNORECASE)
+
+# Large catalogs (index.exact False): records retrieved per fragment by HNSW, whose tools are
+# then scored exactly (docs/PERFORMANCE.md, "Scale").
+SHORTLIST_K = 64
 
 FEATURES = (
     'bias',
@@ -208,7 +213,7 @@ class FeatureExtractor:
         self.index = index
         catalog: Catalog = index.catalog
         self.names = list(catalog.names)
-        col = {n: i for i, n in enumerate(self.names)}
+        col = self._col = {n: i for i, n in enumerate(self.names)}
         self.is_sensor = np.array([t.kind is Kind.SENSOR for t in catalog], dtype=np.float32)
         recs = index.phrase_records
         self.phrase_tool = np.array([col[r.tool] for r in recs], dtype=np.int64)
@@ -222,10 +227,7 @@ class FeatureExtractor:
         self.name_words = [set(t.name.split('_')) for t in catalog]
         known = index.encoder.known_words() if hasattr(index.encoder, 'known_words') else ()
         self.speller = Speller.from_catalog(catalog, known)
-        self._kw_patterns = [
-            re.compile(r'\b(?:' + '|'.join(re.escape(k) for k in kws) + r')\b') if kws else None
-            for kws in self.keywords
-        ]
+        self._keywords = KeywordMatcher(self.keywords, self.name_words)
         self._memo: dict[str, np.ndarray] | None = None
         self.scope_phrases = scope_phrases if scope_phrases is not None else load_scope_phrases()
         self.scope_vectors = self.encode(self.scope_phrases)
@@ -289,9 +291,12 @@ class FeatureExtractor:
         unique = list(dict.fromkeys(frag_texts))  # a one-clause request is its own full text
         unique_vecs = self.encode(unique)
         vecs = unique_vecs[[unique.index(t) for t in frag_texts]]
-        doc = vecs @ self.doc_vectors.T  # (F, T)
-        if variant.phrases:
-            sims = vecs @ self.phrase_vectors.T  # (F, P)
+        if getattr(self.index, 'exact', True):
+            doc = vecs @ self.doc_vectors.T  # (F, T)
+            sims = vecs @ self.phrase_vectors.T if variant.phrases else None  # (F, P)
+        else:
+            doc, sims = self._shortlisted(vecs, unique_vecs, variant.phrases)
+        if sims is not None:
             ex = self._group_max(sims, self._ex_segments)
             cond = self._group_max(sims, self._cond_segments)
         else:
@@ -305,6 +310,25 @@ class FeatureExtractor:
                 m[1 + k] = np.maximum(m[1 + k], m[row])
             oos[1 + k] = max(oos[1 + k], oos[row])
         return _Sims(ex, doc, cond, oos)
+
+    def _shortlisted(
+        self, vecs: np.ndarray, unique_vecs: np.ndarray, phrases: bool
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Large catalogs: exact similarities for the HNSW shortlist's tools, -1 elsewhere.
+
+        The shortlist is the tools of the top ``SHORTLIST_K`` records of every fragment in
+        either collection; a tool outside it gets similarity -1 to every fragment.
+        """
+        names = self.index.shortlist(unique_vecs, SHORTLIST_K)
+        cand = np.array(sorted(self._col[n] for n in names), dtype=np.int64)
+        doc = np.full((len(vecs), len(self.names)), -1.0, dtype=np.float32)
+        doc[:, cand] = vecs @ self.doc_vectors[cand].T
+        if not phrases:
+            return doc, None
+        cols = np.flatnonzero(np.isin(self.phrase_tool, cand))
+        sims = np.full((len(vecs), len(self.phrase_tool)), -1.0, dtype=np.float32)
+        sims[:, cols] = vecs @ self.phrase_vectors[cols].T
+        return doc, sims
 
     def extract(self, text: str, variant: Variant = VARIANTS['lcr']) -> Features:
         """Features of every (clause, tool) pair of ``text`` for ``variant``."""
@@ -385,14 +409,11 @@ class FeatureExtractor:
     ) -> list[list[str]]:
         """Keyword and tool-name hits (in place); returns each tool's keyword hits."""
         pos_text = ' '.join(c.text.lower() for c, keep in zip(clauses, pos) if keep)
-        req_words = set(words(full))
-        kw_hits: list[list[str]] = []
-        for j, pattern in enumerate(self._kw_patterns):
-            hits = pattern.findall(pos_text) if pattern else []
-            kw_hits.append(hits)
-            F[j, f['kw_hit']] = bool(hits)
-            F[j, f['kw_name_hit']] = bool(self.name_words[j] & req_words)
-        return kw_hits
+        # One pass over the request's words, not one regex per tool (5,000-tool catalogs).
+        found = self._keywords.hits(pos_text)
+        F[list(found), f['kw_hit']] = 1.0
+        F[:, f['kw_name_hit']] = self._keywords.named(words(full))
+        return [found.get(j, []) for j in range(len(self.names))]
 
     def _scope_features(
         self, s: _Sims, clause_score: np.ndarray, pos: np.ndarray, rows: np.ndarray

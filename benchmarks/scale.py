@@ -1,0 +1,180 @@
+"""Routing at catalog scale: lcr p50/p99, start time and memory at 42 / 800 / 5,000 tools.
+
+    PYTHONPATH=. python benchmarks/scale.py --sizes 42,800,5000 -n 100 --json /tmp/scale.json
+    PYTHONPATH=. python benchmarks/scale.py --smoke                     # tiny sizes (CI)
+
+Each size runs in its own process (so that its resident memory is its own): the catalog
+is the shipped one (42) or benchmarks/catalog_gen.py's, the index persistent under
+``--chroma-dir`` (built on the first run, reused after: ``--chroma-dir`` keeps it between
+runs) or in memory (``--smoke``). In that process, interleaved request by request so that
+load changes hit all alike, on the same development requests:
+
+* floor: one forward pass of the request (the router's encoder);
+* ``lcr`` with exact scoring (every record, a dense product);
+* ``lcr`` with an HNSW shortlist (Chroma's top records per fragment, then exact scoring of
+  the shortlisted tools only), and how often its selection differs from the exact one.
+
+Reported: start-up seconds (router construction, index reused or built), resident memory
+after start and peak, the three p50/p99, ratios to the floor and to the 42-tool figures of
+the same run. The shared machine makes absolute figures noisy: compare ratios of one run.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values), q)) if values else float('nan')
+
+
+def memory_mb() -> dict[str, float]:
+    """VmRSS and VmHWM (peak) of this process, in MB."""
+    out = {}
+    for line in Path('/proc/self/status').read_text().splitlines():
+        key, _, rest = line.partition(':')
+        if key in ('VmRSS', 'VmHWM'):
+            out[key] = int(rest.split()[0]) / 1024.0
+    return out
+
+
+def one_size(n_tools: int, n: int, chroma_dir: Path | None, threads: int) -> dict[str, Any]:
+    """Measure one catalog size in this process (see the module docstring)."""
+    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(ROOT / 'benchmarks'))
+    import catalog_gen
+    from tool_router.config import load_router_config
+    from tool_router.router import Router
+
+    base = memory_mb()
+    overrides: dict[str, Any] = {'encoder.threads': threads}
+    work = Path(tempfile.mkdtemp(prefix='tr-scale-'))
+    if n_tools != 42:
+        path = catalog_gen.write(n_tools, work / f'catalog{n_tools}.yaml',
+                                 ROOT / 'config' / 'catalog.yaml')
+        overrides['catalog'] = str(path)
+    if chroma_dir is None:
+        overrides['chroma_ephemeral'] = True
+    else:
+        overrides['chroma_path'] = str(chroma_dir / f'tools{n_tools}')
+    t0 = time.perf_counter()
+    router = Router(load_router_config(overrides=overrides))
+    start_s = time.perf_counter() - t0
+    state = dict(router.index.state)
+    after_start = memory_mb()
+    index = router.index
+    inner = getattr(router.encoder, 'inner', router.encoder)
+    lines = (ROOT / 'benchmarks' / 'data' / 'dev.jsonl').read_text().splitlines()
+    pool = [json.loads(line)['request'] for line in lines]
+    texts = [pool[i % len(pool)] for i in range(n)]
+
+    def lcr(text: str, exact: bool) -> tuple[float, list[str]]:
+        index.exact = exact
+        t = time.perf_counter()
+        tools = router.route(text, 'lcr').tools
+        return (time.perf_counter() - t) * 1000.0, tools
+
+    def floor(text: str) -> float:
+        t = time.perf_counter()
+        inner.encode([text])
+        return (time.perf_counter() - t) * 1000.0
+
+    for text in texts[:5]:  # warm up (and open Chroma for the shortlist)
+        lcr(text, True)
+        lcr(text, False)
+        floor(text)
+    fl, ex, hn, differ = [], [], [], 0
+    for text in texts:
+        fl.append(floor(text))
+        ms, exact_tools = lcr(text, True)
+        ex.append(ms)
+        ms, hnsw_tools = lcr(text, False)
+        hn.append(ms)
+        differ += exact_tools != hnsw_tools
+    end = memory_mb()
+    return {
+        'tools': n_tools,
+        'records': len(index.tool_records) + len(index.phrase_records),
+        'start_s': start_s,
+        'index_state': state,
+        'build_s': index.build_seconds,
+        'rss_start_mb': after_start['VmRSS'] - base['VmRSS'],
+        'rss_mb': end['VmRSS'],
+        'peak_rss_mb': end['VmHWM'],
+        'floor_p50_ms': pct(fl, 50),
+        'exact_p50_ms': pct(ex, 50), 'exact_p99_ms': pct(ex, 99),
+        'hnsw_p50_ms': pct(hn, 50), 'hnsw_p99_ms': pct(hn, 99),
+        'hnsw_selections_differ': differ, 'n': n,
+        'load_average': list(os.getloadavg()),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('--sizes', default='42,800,5000')
+    ap.add_argument('-n', type=int, default=100, help='requests per size')
+    ap.add_argument('--chroma-dir', type=Path, help='persistent indexes (kept between runs)')
+    ap.add_argument('--threads', type=int, default=1, help='encoder.threads')
+    ap.add_argument('--smoke', action='store_true', help='sizes 42,120, 6 requests, in memory')
+    ap.add_argument('--json', type=Path)
+    ap.add_argument('--one', type=int, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    os.environ.setdefault('TOKENIZERS_PARALLELISM', 'false')
+    if args.one is not None:
+        print(json.dumps(one_size(args.one, args.n, args.chroma_dir, args.threads)))
+        return
+    if args.smoke:
+        args.sizes, args.n, args.chroma_dir = '42,120', 6, None
+    rows = []
+    for size in [int(s) for s in args.sizes.split(',')]:
+        cmd = [sys.executable, __file__, '--one', str(size), '-n', str(args.n),
+               '--threads', str(args.threads)]
+        if args.chroma_dir:
+            cmd += ['--chroma-dir', str(args.chroma_dir)]
+        path = str(ROOT) + os.pathsep + os.environ.get('PYTHONPATH', '')
+        env = {**os.environ, 'PYTHONPATH': path}
+        out = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+        lines = [line for line in out.stdout.splitlines() if line.startswith('{')]
+        if out.returncode or not lines:
+            raise SystemExit(f'size {size} failed:\n{out.stderr[-3000:]}')
+        rows.append(json.loads(lines[-1]))
+        print(f'{size} tools measured', file=sys.stderr, flush=True)
+    small = next((r for r in rows if r['tools'] == 42), rows[0])
+    for r in rows:
+        r['exact_over_floor'] = r['exact_p50_ms'] / r['floor_p50_ms']
+        r['hnsw_over_floor'] = r['hnsw_p50_ms'] / r['floor_p50_ms']
+        r['exact_over_42'] = r['exact_over_floor'] / small['exact_over_floor']
+        r['hnsw_over_42'] = r['hnsw_over_floor'] / small['exact_over_floor']
+    print_table(rows)
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2))
+
+
+def print_table(rows: list[dict[str, Any]]) -> None:
+    print('| tools (records) | start s (index) | RSS MB (peak) | floor p50 | exact p50 / p99 '
+          '| HNSW shortlist p50 / p99 | exact / HNSW p50 over floor, vs 42 | HNSW differs |')
+    print('|---|---|---|---|---|---|---|---|')
+    for r in rows:
+        state = ','.join(sorted(set(r['index_state'].values())))
+        print(f"| {r['tools']} ({r['records']}) | {r['start_s']:.1f} ({state}) "
+              f"| {r['rss_mb']:.0f} ({r['peak_rss_mb']:.0f}) | {r['floor_p50_ms']:.1f} ms "
+              f"| {r['exact_p50_ms']:.1f} / {r['exact_p99_ms']:.1f} ms "
+              f"| {r['hnsw_p50_ms']:.1f} / {r['hnsw_p99_ms']:.1f} ms "
+              f"| {r['exact_over_floor']:.2f}x / {r['hnsw_over_floor']:.2f}x; "
+              f"{r['exact_over_42']:.2f}x / {r['hnsw_over_42']:.2f}x "
+              f"| {r['hnsw_selections_differ']}/{r['n']} |")
+
+
+if __name__ == '__main__':
+    main()
