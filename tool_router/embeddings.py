@@ -247,6 +247,33 @@ class OnnxSentenceModel:
         return np.concatenate(out).astype(np.float32)
 
 
+    def encode_spans(self, text: str, spans: Sequence[Sequence[tuple[int, int]]]) -> np.ndarray:
+        """One forward pass of ``text``: row 0 its sentence vector, then one row per span set.
+
+        Row ``1 + i`` is the mean of the contextual token vectors whose characters lie in
+        ``spans[i]`` (a list of ``(start, end)`` character ranges of ``text``); a span set
+        that covers no token (cut by truncation) gets row 0. Rows are L2-normalised.
+        """
+        enc = self.tokenizer.encode(text)
+        ids = np.asarray([enc.ids], dtype=np.int64)
+        mask = np.asarray([enc.attention_mask], dtype=np.int64)
+        feed = {'input_ids': ids, 'attention_mask': mask}
+        if 'token_type_ids' in self.inputs:
+            feed['token_type_ids'] = np.asarray([enc.type_ids], dtype=np.int64)
+        hidden = self.session.run(None, feed)[0][0]  # (tokens, dim)
+        offsets = np.asarray(enc.offsets, dtype=np.int64).reshape(-1, 2)
+        real = offsets[:, 1] > offsets[:, 0]  # [CLS], [SEP] and padding have empty offsets
+        rows = [hidden[mask[0] > 0].mean(axis=0)]
+        for ranges in spans:
+            inside = np.zeros(len(offsets), dtype=bool)
+            for start, end in ranges:
+                inside |= real & (offsets[:, 0] >= start) & (offsets[:, 1] <= end)
+            rows.append(hidden[inside].mean(axis=0) if inside.any() else rows[0])
+        out = np.stack(rows)
+        out /= np.clip(np.linalg.norm(out, axis=1, keepdims=True), 1e-12, None)
+        return out.astype(np.float32)
+
+
 def _export_transformer(root: Path, target: Path) -> None:
     """Export the Hugging Face transformer under ``root`` to ONNX (last hidden state)."""
     import torch
@@ -358,6 +385,20 @@ class SentenceTransformerEncoder:
             return self._encode_cached(texts)
         with self._lock:
             return self._forward(texts)
+
+    def encode_spans(self, text: str, spans: Sequence[Sequence[tuple[int, int]]]) -> np.ndarray:
+        """``text``'s vector and its spans' pooled token vectors from one forward pass.
+
+        Single-pass clause pooling (``lcr.clause_pooling``); ONNX backends only.
+        """
+        if not isinstance(self._model, OnnxSentenceModel):
+            raise ConfigError(
+                'clause pooling needs token vectors from an onnx backend',
+                hint='set encoder.backend onnx, or lcr.clause_pooling false',
+            )
+        with self._lock:
+            self.passes += 1
+            return self._model.encode_spans(text, spans)
 
     def _forward(self, texts: list[str]) -> np.ndarray:
         self.passes += 1

@@ -125,6 +125,12 @@ class LCRParams(BaseModel):
         le=1,
         description='In-scope probability below which nothing is routed; -1 = fitted.',
     )
+    clause_pooling: bool = Field(
+        False,
+        description='Embed the request once and mean-pool its token vectors over each clause '
+        '(one sequence per request, onnx backends) instead of embedding every fragment; needs '
+        'a scorer fitted with it (docs/PERFORMANCE.md, "Fewer passes").',
+    )
 
 
 @dataclass(frozen=True)
@@ -209,8 +215,12 @@ def load_scope_phrases(path: str | Path = '') -> list[str]:
 class FeatureExtractor:
     """Turns a request into :class:`Features`: per-tool features plus the evidence behind them."""
 
-    def __init__(self, index: CatalogIndex, scope_phrases: list[str] | None = None) -> None:
+    def __init__(
+        self, index: CatalogIndex, scope_phrases: list[str] | None = None, pooling: bool = False
+    ) -> None:
         self.index = index
+        self.pooling = pooling  # clause vectors pooled from one pass (clause_spans)
+        self.pooling_fallbacks = 0  # requests whose clauses could not be located in the text
         catalog: Catalog = index.catalog
         self.names = list(catalog.names)
         col = self._col = {n: i for i, n in enumerate(self.names)}
@@ -244,6 +254,16 @@ class FeatureExtractor:
         if missing:
             self._memo.update(zip(missing, self.index.embed(missing)))
         return np.stack([self._memo[t] for t in texts])
+
+    def encode_spans(self, full: str, spans: list[list[tuple[int, int]]]) -> np.ndarray:
+        """The full text's vector, then one pooled vector per span set (one forward pass)."""
+        if self._memo is None:
+            vecs: np.ndarray = self.index.encoder.encode_spans(full, spans)  # type: ignore[attr-defined]
+            return vecs
+        key = f'\x00pooled {full} {spans}'
+        if key not in self._memo:
+            self._memo[key] = self.index.encoder.encode_spans(full, spans)  # type: ignore[attr-defined]
+        return self._memo[key]
 
     def _segments(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(record columns sorted by tool, segment starts, tool of each segment) for reduceat."""
@@ -286,11 +306,24 @@ class FeatureExtractor:
         frag_texts += [f'{clauses[k - 1].text} {clauses[k].text}' for k in resolved]
         return full, clauses, frag_texts, resolved
 
-    def similarities(self, frag_texts: list[str], resolved: list[int], variant: Variant) -> _Sims:
-        """Similarities of every fragment to the catalog's records and the out-of-scope phrases."""
-        unique = list(dict.fromkeys(frag_texts))  # a one-clause request is its own full text
-        unique_vecs = self.encode(unique)
-        vecs = unique_vecs[[unique.index(t) for t in frag_texts]]
+    def similarities(
+        self,
+        frag_texts: list[str],
+        resolved: list[int],
+        variant: Variant,
+        spans: list[list[tuple[int, int]]] | None = None,
+    ) -> _Sims:
+        """Similarities of every fragment to the catalog's records and the out-of-scope phrases.
+
+        With ``spans`` (clause pooling), fragment ``1 + i`` is pooled over ``spans[i]`` of one
+        pass of the full text instead of being embedded on its own.
+        """
+        if spans is not None:
+            vecs = unique_vecs = self.encode_spans(frag_texts[0], spans)
+        else:
+            unique = list(dict.fromkeys(frag_texts))  # a one-clause request is its own text
+            unique_vecs = self.encode(unique)
+            vecs = unique_vecs[[unique.index(t) for t in frag_texts]]
         if getattr(self.index, 'exact', True):
             doc = vecs @ self.doc_vectors.T  # (F, T)
             sims = vecs @ self.phrase_vectors.T if variant.phrases else None  # (F, P)
@@ -333,7 +366,10 @@ class FeatureExtractor:
     def extract(self, text: str, variant: Variant = VARIANTS['lcr']) -> Features:
         """Features of every (clause, tool) pair of ``text`` for ``variant``."""
         full, clauses, frag_texts, resolved = self.segment(text, variant)
-        s = self.similarities(frag_texts, resolved, variant)
+        spans = clause_spans(full, clauses, resolved) if self.pooling else None
+        if self.pooling and spans is None:
+            self.pooling_fallbacks += 1
+        s = self.similarities(frag_texts, resolved, variant, spans)
         rows = np.arange(1, 1 + len(clauses))
         negated = np.array([c.negated for c in clauses], dtype=bool)
         steering = np.array([c.steering and variant.steering for c in clauses], dtype=bool)
@@ -445,6 +481,32 @@ def home_clauses(clause_score: np.ndarray, counting: np.ndarray) -> np.ndarray:
     return best
 
 
+def clause_spans(
+    full: str, clauses: list[Clause], resolved: list[int]
+) -> list[list[tuple[int, int]]] | None:
+    """Character ranges of each fragment after the full text, for clause pooling.
+
+    One range per clause (a condition clause from its connective on, as it is embedded on its
+    own), then for each pronoun-resolved condition the ranges of it and the clause before it.
+    None when a clause's text cannot be found in order in ``full``.
+    """
+    lower = full.lower()
+    cursor = 0
+    ranges: list[tuple[int, int]] = []
+    for c in clauses:
+        start = lower.find(c.text.lower(), cursor)
+        if start < 0:
+            return None
+        end = start + len(c.text)
+        if c.role == 'condition' and c.marker:
+            at = lower.rfind(c.marker.lower(), cursor, start)
+            if at >= 0:
+                start = at
+        ranges.append((start, end))
+        cursor = end
+    return [[r] for r in ranges] + [[ranges[k - 1], ranges[k]] for k in resolved]
+
+
 def logistic(X: np.ndarray, mean: np.ndarray, scale: np.ndarray, weights: np.ndarray
              ) -> np.ndarray:
     """Probabilities of a logistic model over standardised features."""
@@ -476,6 +538,9 @@ class ScorerModel(BaseModel):
     )
     cv_macro_composite: float = Field(
         0.0, description='Cross-validated dev score at the chosen thresholds.'
+    )
+    clause_pooling: bool = Field(
+        False, description='Fitted on clause vectors pooled from one pass of the request.'
     )
 
     def probabilities(self, X: np.ndarray) -> np.ndarray:
@@ -566,7 +631,14 @@ class LearnedClauseRouter:
         if variant not in models:
             raise ConfigError(f'no fitted scorer for {variant!r}', hint='re-run `tool-router fit`')
         self.model = models[variant]
-        self.extractor = extractor or FeatureExtractor(index)
+        if self.model.clause_pooling != self.params.clause_pooling:
+            raise ConfigError(
+                f'lcr.clause_pooling is {self.params.clause_pooling} but the scorer '
+                f'{variant!r} was fitted with clause_pooling {self.model.clause_pooling}',
+                hint='fit a scorer with the same setting (tool-router fit lcr --set '
+                'lcr.clause_pooling=...) and point lcr.model_path at it',
+            )
+        self.extractor = extractor or FeatureExtractor(index, pooling=self.params.clause_pooling)
         self.threshold = (
             self.params.threshold if self.params.threshold >= 0 else self.model.threshold
         )
@@ -651,5 +723,9 @@ class LearnedClauseRouter:
 
 def build(ctx: 'PolicyContext') -> LearnedClauseRouter:
     """The registry's factory for ``lcr`` and its ablations; they share one feature extractor."""
-    extractor = ctx.resource('lcr.extractor', lambda: FeatureExtractor(ctx.index))
-    return LearnedClauseRouter(ctx.index, ctx.params(LCRParams), ctx.spec.name, extractor)
+    params = ctx.params(LCRParams)
+    pooling = params.clause_pooling
+    extractor = ctx.resource(
+        f'lcr.extractor.pooling={pooling}', lambda: FeatureExtractor(ctx.index, pooling=pooling)
+    )
+    return LearnedClauseRouter(ctx.index, params, ctx.spec.name, extractor)

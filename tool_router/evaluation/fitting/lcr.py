@@ -314,9 +314,15 @@ def fit(
     examples = load_jsonl(dataset, router.catalog)
     if not refuse_reporting_data(examples, str(dataset)):
         log('warning: no test split found to check the dataset against')
-    extractor = FeatureExtractor(router.index)
+    pooling = bool(router.config.lcr.clause_pooling)
+    extractor = FeatureExtractor(router.index, pooling=pooling)
     extractor.memoize()  # the variants share most of their embedded texts
-    models = {v: fit_variant(examples, extractor, v, dataset.name, log) for v in variants}
+    models = {
+        v: fit_variant(examples, extractor, v, dataset.name, log).model_copy(
+            update={'clause_pooling': pooling}
+        )
+        for v in variants
+    }
     payload = {
         'about': 'Fitted by `tool-router fit lcr`; see tool_router/policies/lcr.py.',
         'dataset': dataset.name,
