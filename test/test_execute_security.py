@@ -46,6 +46,7 @@ def test_only_signed_requests_from_a_permitted_role_execute(tmp_path):
     from rclpy.qos import DurabilityPolicy, QoSProfile
     from std_msgs.msg import String
     from tool_router.msg import Request
+    from tool_router.nodes.client import RouteClient
     from tool_router.srv import RouteRequest
     traces = tmp_path / 'traces'
     operators = make_operators(tmp_path / 'operators.yaml', pilots=('alice',),
@@ -57,14 +58,19 @@ def test_only_signed_requests_from_a_permitted_role_execute(tmp_path):
                      '-p', f'trace_chain_key_file:={tmp_path / "chain.key"}',
                      ready='executor ready')
     peer = RosPeer()
+    client = None
     try:
         assert router.wait_for('serving /route_request', 180), router.output
         assert 'signed execute: selections need a requester signature' in executor.output
         states = peer.watch(String, '/sim/state',
                             QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+        # one client that probes until the router can answer it (a fresh client's first
+        # reply can be lost while discovery completes; see tool_router/nodes/client.py)
+        client = RouteClient(wait_s=60)
 
         def call(req):
-            return peer.call(RouteRequest, '/route_request', req, timeout_s=60)
+            return client.call(req.text, timeout_s=60, execute=req.execute,
+                               request_id=req.request_id, signature=req)
 
         # route only: open, unsigned, nothing reaches the executor
         route_only = call(RouteRequest.Request(text='turn on the spotlight'))
@@ -115,8 +121,8 @@ def test_only_signed_requests_from_a_permitted_role_execute(tmp_path):
         from rcl_interfaces.srv import SetParameters
         off = Parameter(name='require_signed_execute', value=ParameterValue(
             type=ParameterType.PARAMETER_BOOL, bool_value=False))
-        answer = peer.call(SetParameters, '/executor_node/set_parameters',
-                           SetParameters.Request(parameters=[off]))
+        answer = _call_until_answered(peer, SetParameters, '/executor_node/set_parameters',
+                                      SetParameters.Request(parameters=[off]))
         assert not answer.results[0].successful and 'restart' in answer.results[0].reason
         assert not call(_request('take off to 20 m')).executed
 
@@ -131,6 +137,8 @@ def test_only_signed_requests_from_a_permitted_role_execute(tmp_path):
         out = cli('call', 'take off to 20 metres', '--operators', str(tmp_path / 'none.yaml'))
         assert out.returncode == 0 and 'route only' in out.stdout, out.stderr
     finally:
+        if client is not None:
+            client.close()
         peer.close()
         codes = [p.stop() for p in (executor, sim, router)]
     assert codes == [0, 0, 0]
@@ -159,6 +167,25 @@ def test_only_signed_requests_from_a_permitted_role_execute(tmp_path):
     for key in keys:
         assert key not in executor.output and key not in router.output
         assert all(key not in p.read_text() for p in traces.glob('*'))
+
+
+def _call_until_answered(peer, srv_type, name: str, request, timeout_s: float = 30.0):
+    """Call an idempotent service until it answers (a fresh client's first reply may be lost)."""
+    import threading
+    client = peer.node.create_client(srv_type, name)
+    try:
+        assert client.wait_for_service(timeout_sec=timeout_s), f'{name} not available'
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            done = threading.Event()
+            future = client.call_async(request)
+            future.add_done_callback(lambda _: done.set())
+            if done.wait(2.0):
+                return future.result()
+            client.remove_pending_request(future)
+        raise AssertionError(f'no answer from {name} within {timeout_s:g} s')
+    finally:
+        peer.node.destroy_client(client)
 
 
 def _final(directory, rid, timeout_s=15.0) -> dict:
