@@ -6,7 +6,7 @@ from tool_router.errors import RequestError
 from tool_router.policies.base import Decision
 from tool_router.config import config_model
 from tool_router.policies.registry import REGISTRY, PolicySpec
-from tool_router.router import Router, check_text
+from tool_router.router import Router, check_request_id, check_text
 
 
 @pytest.fixture(scope='module')
@@ -34,6 +34,20 @@ def test_bad_input_is_a_clear_error(router, text, pattern):
 def test_exactly_max_length_is_accepted():
     assert check_text('a' * 2000, 2000) == 'a' * 2000
     assert check_text('land'.encode(), 10) == 'land'
+
+
+@pytest.mark.parametrize('rid, pattern', [
+    ('a\nb', 'control'), (' r1', 'surrounding space'), ('r\u200b1', 'invisible'),
+    ('x' * 257, 'longer than the maximum 256'), (7, 'must be text'),
+])
+def test_bad_request_ids_are_refused(rid, pattern):
+    with pytest.raises(RequestError, match=pattern):
+        check_request_id(rid)
+
+
+def test_request_ids_callers_choose_are_kept():
+    for rid in ('', 'x-0123456789ab', 'my request 1', 'a001', 'x' * 256):
+        assert check_request_id(rid) == rid
 
 
 def test_unknown_policy_names_the_known_ones(router):

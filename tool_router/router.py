@@ -113,6 +113,25 @@ def check_text(text: Any, max_length: int) -> str:
     return text
 
 
+MAX_REQUEST_ID = 256
+
+
+def check_request_id(request_id: Any) -> str:
+    """A caller's request id ('' = the router makes one), or :class:`RequestError`.
+
+    Callers choose the id when they sign a request (docs/SECURITY.md); it goes into
+    acknowledgements, traces and logs, so it must be short, printable text.
+    """
+    if not isinstance(request_id, str):
+        raise RequestError(f'request_id must be text, not {type(request_id).__name__}')
+    if len(request_id) > MAX_REQUEST_ID:
+        raise RequestError(f'request_id is {len(request_id)} characters, longer than the '
+                           f'maximum {MAX_REQUEST_ID}')
+    if request_id != request_id.strip() or not request_id.isprintable():
+        raise RequestError('request_id has control, invisible or surrounding space characters')
+    return request_id
+
+
 class _Generation:
     """One configuration and the policies built from it; retired, it is closed when idle."""
 
@@ -313,6 +332,7 @@ class Router:
     ) -> RouteResult:
         config = gen.config
         text = check_text(text, config.max_text_length)
+        request_id = check_request_id(request_id)
         if max_tools < 0:
             raise RequestError('max_tools must be >= 0')
         bound = min(max_tools or config.max_tools, len(self.catalog))
