@@ -67,7 +67,8 @@ def main() -> None:
         extractor.memoize()
         t0 = time.perf_counter()
         model = fit_variant(examples, extractor, 'lcr', args.dataset.name,
-                            log=lambda m: print(m, file=sys.stderr))
+                            log=lambda m: print(m, file=sys.stderr),
+                            max_tools=min(router.config.max_tools, len(router.catalog)))
         model = model.model_copy(update={'clause_pooling': pooling})
         out[f'{label}_fit_s'] = time.perf_counter() - t0
         out[f'{label}_cv_macro_composite'] = model.cv_macro_composite

@@ -26,8 +26,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault('ROS_DOMAIN_ID', str(100 + os.getpid() % 100))
-os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+from tool_router.ros_domain import private_domain  # noqa: E402
+
+private_domain()
 
 
 def start(module: str, *params: str) -> subprocess.Popen:
@@ -49,7 +50,8 @@ def main() -> int:
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.node import Node
-    from tool_router.executor.traces import percentiles, read_traces, trace_files
+    from tool_router.executor.traces import read_traces, trace_files
+    from tool_router.stats import percentiles
     from tool_router.msg import ExecutionTrace, SelectedCapabilities
 
     trace_dir = Path(tempfile.mkdtemp(prefix='executor-latency-'))

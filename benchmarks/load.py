@@ -31,12 +31,18 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tool_router import ros_domain, stats  # noqa: E402
+
 
 def private_domain() -> None:
-    """A ROS domain of our own on the loopback, so other nodes on the machine answer nothing."""
-    default = str(1 + os.getpid() % 100)
-    os.environ['ROS_DOMAIN_ID'] = os.environ.get('TOOL_ROUTER_BENCH_DOMAIN', default)
+    """A ROS domain of our own on the loopback, so other nodes on the machine answer nothing.
+
+    TOOL_ROUTER_BENCH_DOMAIN picks it; otherwise a free one is claimed (tool_router/ros_domain.py),
+    whatever ROS_DOMAIN_ID says (a benchmark never joins the caller's graph).
+    """
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    explicit = os.environ.get('TOOL_ROUTER_BENCH_DOMAIN', '').strip()
+    os.environ['ROS_DOMAIN_ID'] = explicit or str(ros_domain.claim_domain())
 
 
 def descendants(pid: int) -> list[int]:
@@ -85,11 +91,7 @@ def texts(n: int) -> list[str]:
 
 
 def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return float('nan')
-    ordered = sorted(values)
-    k = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
-    return round(ordered[k], 1)
+    return round(stats.percentile(values, q), 1)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:

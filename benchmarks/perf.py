@@ -32,11 +32,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / 'benchmarks'))
+
+from tool_router.stats import percentile  # noqa: E402
 
 HOG_PLAIN = 'while True:\n    pass\n'
 HOG_TORCH = (
@@ -48,7 +48,7 @@ HOG_TORCH = (
 
 
 def pct(values: list[float], q: float) -> float:
-    return float(np.percentile(np.asarray(values), q)) if values else float('nan')
+    return percentile(values, q)
 
 
 def timed(fn: Any, items: list[Any]) -> list[float]:
@@ -233,8 +233,9 @@ def main() -> None:
     ap.add_argument('--start-at', type=float, default=0.0, help=argparse.SUPPRESS)
     ap.add_argument('--timeout', type=float, default=30.0, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
-    os.environ.setdefault('ROS_DOMAIN_ID', str(1 + os.getpid() % 100))
+    from tool_router.ros_domain import private_domain
+
+    private_domain()  # inherited by the client workers and the node
     os.environ.setdefault('TOKENIZERS_PARALLELISM', 'false')
     if args.client_worker:
         client_worker(args)

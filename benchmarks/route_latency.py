@@ -17,15 +17,15 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def summary(name: str, values: list[float]) -> str:
-    v = np.asarray(values)
-    return (f'{name:34s} n={len(v):4d}  median {np.median(v):7.2f} ms  '
-            f'p99 {np.percentile(v, 99):7.2f} ms')
+    from tool_router.stats import percentiles
+
+    q = percentiles(values, (50, 99))
+    return (f'{name:34s} n={len(values):4d}  median {q["p50"]:7.2f} ms  '
+            f'p99 {q["p99"]:7.2f} ms')
 
 
 def main() -> None:
@@ -33,8 +33,9 @@ def main() -> None:
     ap.add_argument('-n', type=int, default=200)
     ap.add_argument('--policy', default='')
     args = ap.parse_args()
-    os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
-    os.environ.setdefault('ROS_DOMAIN_ID', str(1 + os.getpid() % 100))
+    from tool_router.ros_domain import private_domain
+
+    private_domain()
     lines = (ROOT / 'benchmarks' / 'data' / 'dev.jsonl').read_text().splitlines()
     texts = [json.loads(line)['request'] for line in lines]
     texts = [texts[i % len(texts)] for i in range(args.n)]

@@ -7,8 +7,12 @@ CI runs. A test is slow when it starts ROS or server processes (its module says
 fixtures include ``encoder`` (directly or through ``index``/``router``) is
 marked slow here automatically, so the fast tier never loads the model.
 
-Every test session gets its own ROS domain and keeps DDS discovery on the
-loopback interface, so concurrent runs do not see each other's nodes.
+Every test session gets its own ROS domain (a lock file per domain id,
+``tool_router/ros_domain.py``; an explicit ``ROS_DOMAIN_ID`` is kept) and keeps
+DDS discovery on the loopback interface, so concurrent runs do not see each
+other's nodes. Node processes started through ``test/procs.py`` are killed with
+their whole process group when the session ends, is interrupted (Ctrl-C,
+SIGTERM, SIGHUP) or the pytest process dies.
 """
 
 from __future__ import annotations
@@ -20,14 +24,28 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-os.environ.setdefault('ROS_DOMAIN_ID', str(1 + os.getpid() % 100))
-os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
 os.environ.setdefault('HF_HUB_OFFLINE', '1')
 os.environ.setdefault('TOKENIZERS_PARALLELISM', 'false')
 os.environ.setdefault('MPLBACKEND', 'Agg')
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from tool_router.ros_domain import private_domain  # noqa: E402
+
+private_domain()
+
+
+def pytest_configure(config):
+    import procs
+
+    procs.install_interrupt_handlers()
+
+
+def pytest_unconfigure(config):
+    import procs
+
+    procs.stop_all()
 
 
 def pytest_collection_modifyitems(config, items):

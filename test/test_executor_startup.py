@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from procs import NodeProcess
+from procs import ROOT, NodeProcess
 
 pytestmark = pytest.mark.slow  # starts ROS or server processes
 
@@ -10,7 +10,7 @@ pytestmark = pytest.mark.slow  # starts ROS or server processes
 def run_to_exit(*args: str) -> NodeProcess:
     proc = NodeProcess('tool_router.nodes.executor_node', *args)
     try:
-        proc.proc.wait(timeout=30)
+        proc.proc.wait(timeout=120)  # an event wait: start-up time varies with load
     finally:
         proc.stop()
     return proc
@@ -28,9 +28,22 @@ def test_bad_permissions_file_stops_the_node(tmp_path, text, expected):
     assert proc.proc.returncode == 1
     assert 'cannot start' in proc.output and f'{path}{expected}' in proc.output
     assert 'executor ready' not in proc.output
+    assert 'Traceback' not in proc.output
 
 
 def test_bad_parameter_stops_the_node(tmp_path):
     proc = run_to_exit('-p', 'mode:=yolo', '-p', f'trace_dir:={tmp_path}')
     assert proc.proc.returncode == 1
     assert 'cannot start: parameter mode' in proc.output
+    assert 'Traceback' not in proc.output
+
+
+def test_unopenable_mavlink_link_stops_the_node(tmp_path):
+    """A link that cannot be opened (192.0.2.1 is not ours to bind) fails like bad input."""
+    params = ROOT / 'config' / 'executor_mavlink.yaml'
+    proc = run_to_exit('--params-file', str(params), '-p', f'trace_dir:={tmp_path}',
+                       '-p', 'mavlink.connection:=udpin:192.0.2.1:14550')
+    assert proc.proc.returncode == 1
+    assert 'cannot start: MAVLink udpin:192.0.2.1:14550' in proc.output
+    assert 'Traceback' not in proc.output
+    assert 'executor ready' not in proc.output

@@ -191,4 +191,5 @@ def test_objective_counts_levels_and_out_of_scope():
         Example(id='2', level='out_of_scope', request='b', tools=()),
     ]
     assert objective(examples, [{'land'}, set()]) == (1.25, 1.0, 1.0)
-    assert objective(examples, [set(), {'land'}])[1:] == (0.0, 0.0)
+    # an empty in-scope answer costs its composite and 0.25 more
+    assert objective(examples, [set(), {'land'}]) == (-0.25, 0.0, 0.0)

@@ -7,7 +7,7 @@ import pytest
 
 from tool_router.executor.traces import (SCHEMA_VERSION, ConfirmationOutcome, Redactor, Stamps,
                                          ToolTrace, TraceError, TraceEvent, TraceRecord,
-                                         TraceWriter, fold, format_summary, percentiles,
+                                         TraceWriter, fold, format_summary,
                                          read_traces, summarize, trace_files)
 
 
@@ -166,11 +166,6 @@ def test_summary_counts_and_percentiles():
     assert s['dispatch_call_latency_ms']['p50'] == pytest.approx(5.5)
     text = format_summary(s)
     assert 'gps_position' in text and 'p99' in text and 'timeout' in text
-
-
-def test_percentiles_match_linear_interpolation():
-    assert percentiles([1, 2, 3, 4], [50, 100]) == {'p50': 2.5, 'p100': 4}
-    assert percentiles([]) == {}
 
 
 def test_redactor_options():

@@ -113,7 +113,9 @@ class BaseRouterConfig(BaseModel):
         json_schema_extra=LIVE,
     )
     diagnostics_period_s: float = Field(2.0, gt=0, description='Period of /diagnostics messages.')
+
     def resolved_catalog(self) -> Path:
+        """The catalog file: ``catalog`` when set, else the installed config/catalog.yaml."""
         return Path(self.catalog) if self.catalog else config_path('catalog.yaml')
 
     if TYPE_CHECKING:  # the policy sections, added by config_model()

@@ -239,6 +239,7 @@ class Router:
             return CatalogIndex.ephemeral(self.catalog, encoder, exact)
 
     def policy_hint(self) -> str:
+        """What to say after an unknown policy name: the registered ones."""
         return self.registry.hint()
 
     def policy(self, name: str) -> Policy:
@@ -378,6 +379,7 @@ class Router:
         )
 
     def health(self) -> dict[str, str]:
+        """Model, device, catalog size, default policy and index state as strings (diagnostics)."""
         return {
             'model': self.encoder.model_id,
             'device': getattr(self.encoder, 'device', '?'),

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tool_router.evaluation.dataset import LEVELS
 from tool_router.explanation import LLMFacts
+from tool_router.stats import percentiles
 
 OUT_OF_SCOPE = 'out_of_scope'
 LATENCY_QUANTILES = (50, 90, 99)
@@ -277,11 +278,9 @@ def in_scope_empty_rate(records: Sequence[RequestRecord]) -> float | None:
 
 def latency(values: Iterable[float | None]) -> Latency:
     """p50/p90/p99 of the known latencies (None when there are none)."""
-    vals = np.array([v for v in values if v is not None], dtype=float)
-    if not vals.size:
-        return Latency(p50=None, p90=None, p99=None, n=0)
-    q = np.percentile(vals, LATENCY_QUANTILES)
-    return Latency(p50=float(q[0]), p90=float(q[1]), p99=float(q[2]), n=int(vals.size))
+    vals = [v for v in values if v is not None]
+    q = percentiles(vals, LATENCY_QUANTILES)
+    return Latency(p50=q.get('p50'), p90=q.get('p90'), p99=q.get('p99'), n=len(vals))
 
 
 def llm_stats(records: Sequence[RequestRecord]) -> LLMStats | None:

@@ -8,6 +8,7 @@ import numpy as np
 
 from tool_router.evaluation.dataset import LEVELS
 from tool_router.evaluation.metrics import RequestRecord, top_counts
+from tool_router.stats import percentiles
 
 TOP_K = 12
 
@@ -123,7 +124,7 @@ def latency(records: Sequence[RequestRecord], path: Path) -> Path:
             patch.set_facecolor((*color[:3], 0.4))
         labels = []
         for name, d in keep:
-            p50, p99 = np.percentile(d, [50, 99])
+            p50, p99 = percentiles(d, (50, 99)).values()
             labels.append(f'{name}\np50 {p50:.1f} ms\np99 {p99:.1f} ms')
         ax.set_yticks(range(1, len(keep) + 1), labels, fontsize=8)
         ax.set_xscale('log')

@@ -63,7 +63,7 @@ class PermissionsFile(BaseModel):
                                               description='Per-tool rate limits.')
 
 
-class Decision(BaseModel):
+class PermissionDecision(BaseModel):
     """The permission decision for one tool of one request."""
 
     model_config = ConfigDict(extra='forbid', frozen=True)
@@ -134,7 +134,7 @@ class PermissionPolicy:
             return action, f'default for risk {risk.value}: {action.value}'
         return Action.DENY, f'risk {risk.value} not listed: default deny'
 
-    def decide(self, tool: str) -> Decision:
+    def decide(self, tool: str) -> PermissionDecision:
         """Decide one tool; a tool over its rate limit is denied.
 
         Deciding counts nothing: :meth:`consume` counts the invocation when it is
@@ -142,16 +142,16 @@ class PermissionPolicy:
         operator out.
         """
         if tool not in self._risk:
-            return Decision(tool=tool, action=Action.DENY, failure_mode='router_fault',
-                            reason='router fault: tool is not in the catalog')
+            return PermissionDecision(tool=tool, action=Action.DENY, failure_mode='router_fault',
+                                      reason='router fault: tool is not in the catalog')
         action, reason = self.base_action(tool)
         if action is Action.DENY:
-            return Decision(tool=tool, action=action, reason=reason,
-                            failure_mode='permission_denied')
+            return PermissionDecision(tool=tool, action=action, reason=reason,
+                                      failure_mode='permission_denied')
         if not self.limiter.allowed(tool):
-            return Decision(tool=tool, action=Action.DENY, failure_mode='rate_limited',
-                            reason=self._limit_text(tool))
-        return Decision(tool=tool, action=action, reason=reason)
+            return PermissionDecision(tool=tool, action=Action.DENY, failure_mode='rate_limited',
+                                      reason=self._limit_text(tool))
+        return PermissionDecision(tool=tool, action=action, reason=reason)
 
     def consume(self, tool: str) -> str | None:
         """Count one invocation about to be dispatched; the denial reason when over the limit."""

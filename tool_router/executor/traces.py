@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tool_router.errors import ToolRouterError, first_problem
 from tool_router.executor.chain import TraceChain, strip_link
 from tool_router.llm.redact import redact
+from tool_router.stats import percentiles
 
 SCHEMA_VERSION: Final = '2.0'
 READABLE_VERSIONS = ('1.0', '2.0')
@@ -392,20 +393,6 @@ def trace_files(paths: Iterable[str | Path]) -> list[Path]:
     for item in paths:
         p = Path(item)
         out += sorted(p.glob('*.jsonl')) if p.is_dir() else [p]
-    return out
-
-
-def percentiles(values: list[float], qs: Iterable[float] = (50, 90, 99)) -> dict[str, float]:
-    """Nearest-rank-interpolated percentiles (same as numpy's default 'linear')."""
-    if not values:
-        return {}
-    data = sorted(values)
-    out = {}
-    for q in qs:
-        pos = (len(data) - 1) * q / 100.0
-        lo = int(pos)
-        hi = min(lo + 1, len(data) - 1)
-        out[f'p{q:g}'] = data[lo] + (data[hi] - data[lo]) * (pos - lo)
     return out
 
 

@@ -11,6 +11,8 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 import pydantic
 
+from tool_router.errors import first_error
+
 # Reply history of a /route_request client. Fast DDS delivers every answer of a service to
 # *every* client's reply reader (each client drops the ones not meant for it when it takes
 # them), so with the default KEEP_LAST 10 a client whose process is busy for a moment lost
@@ -81,6 +83,13 @@ def flatten(values: dict[str, Any], prefix: str = '') -> list[str]:
         else:
             names.append(f'{prefix}{key}')
     return names
+
+
+def startup_problem(exc: Exception) -> str:
+    """Why a node cannot start, as one line: ``parameter field: message`` or the error's text."""
+    if isinstance(exc, pydantic.ValidationError):
+        return f'parameter {first_error(exc)}'
+    return str(exc)
 
 
 def stamp_now(node: Node) -> Any:

@@ -45,7 +45,7 @@ from std_msgs.msg import String
 from std_srvs.srv import SetBool, Trigger
 
 from tool_router.catalog import load_catalog
-from tool_router.errors import ToolRouterError
+from tool_router.errors import ConfigError, ToolRouterError, first_error
 from tool_router.executor.auth import ConfirmationVerifier, SecurityRecord
 from tool_router.executor.chain import load_or_create_chain_key
 from tool_router.executor.confirmations import ConfirmationBook
@@ -80,6 +80,7 @@ from tool_router.nodes.common import (
     flatten,
     parameters_as_dict,
     spin,
+    startup_problem,
 )
 from tool_router.srv import CancelWatch, ConfirmTool, ListWatches
 
@@ -272,33 +273,47 @@ class ExecutorNode(Node):
         self._closing = False
         self._pending_pub: Any = None
         self.book = ConfirmationBook(on_change=self._publish_pending)
+        self._error = ''
         try:
-            self.config = ExecutorConfig.model_validate(parameters_as_dict(self, self._names))
-            catalog = load_catalog(self.config.resolved_catalog())
-            rules = load_permissions(self.config.resolved_permissions(), catalog)
-            risks = {t.name: t.risk.value for t in catalog.tools}
-            self.verifier = ConfirmationVerifier.from_file(
-                self.config.resolved_operators(), lambda tool: risks.get(tool, 'critical'),
-                self.config.confirm_max_age_s)
-            chain_key = (load_or_create_chain_key(self.config.resolved_chain_key())
-                         if self.config.trace_chain else None)
-            self._writer = TraceWriter(
-                self.config.resolved_trace_dir(),
-                self.config.trace_max_bytes,
-                fsync=self.config.trace_fsync,
-                chain_key=chain_key,
-            )
-            if self.config.trace_mcap:
-                from tool_router.executor.bag import McapTraceBag
-
-                self._bag = McapTraceBag(self.config.resolved_trace_dir(), self.config.trace_topic)
+            self._build()
         except (ToolRouterError, pydantic.ValidationError, OSError) as exc:
-            text = str(exc)
-            if isinstance(exc, pydantic.ValidationError):
-                err = exc.errors()[0]
-                text = f'parameter {".".join(map(str, err["loc"]))}: {err["msg"]}'
-            self.get_logger().fatal(f'cannot start: {text}')
-            raise SystemExit(1) from None
+            self._error = startup_problem(exc)
+
+    def startup(self) -> bool:
+        """False (after a fatal log line) when the constructor could not build the executor.
+
+        :func:`~tool_router.nodes.common.spin` then exits with status 1, as the router
+        node does when its configuration fails: one clear line, no traceback.
+        """
+        if self._error:
+            self.get_logger().fatal(f'cannot start: {self._error}')
+            return False
+        return True
+
+    def _build(self) -> None:
+        """Read the parameters, open the traces and the vehicle link, create the interfaces.
+
+        Raises ToolRouterError, ValidationError or OSError on bad input (see :meth:`startup`).
+        """
+        self.config = ExecutorConfig.model_validate(parameters_as_dict(self, self._names))
+        catalog = load_catalog(self.config.resolved_catalog())
+        rules = load_permissions(self.config.resolved_permissions(), catalog)
+        risks = {t.name: t.risk.value for t in catalog.tools}
+        self.verifier = ConfirmationVerifier.from_file(
+            self.config.resolved_operators(), lambda tool: risks.get(tool, 'critical'),
+            self.config.confirm_max_age_s)
+        chain_key = (load_or_create_chain_key(self.config.resolved_chain_key())
+                     if self.config.trace_chain else None)
+        self._writer = TraceWriter(
+            self.config.resolved_trace_dir(),
+            self.config.trace_max_bytes,
+            fsync=self.config.trace_fsync,
+            chain_key=chain_key,
+        )
+        if self.config.trace_mcap:
+            from tool_router.executor.bag import McapTraceBag
+
+            self._bag = McapTraceBag(self.config.resolved_trace_dir(), self.config.trace_topic)
         c = self.config
         bindings = c.parsed_bindings()
         unbound = [t for t in catalog.names if t not in bindings]
@@ -412,8 +427,7 @@ class ExecutorNode(Node):
         try:
             self._mavlink = MavlinkLink(c.mavlink)
         except (OSError, ValueError) as exc:
-            self.get_logger().fatal(f'cannot start: MAVLink {c.mavlink.connection}: {exc}')
-            raise SystemExit(1) from None
+            raise ConfigError(f'MAVLink {c.mavlink.connection}: {exc}') from None
         self.get_logger().info(
             f'MAVLink link on {c.mavlink.connection} (vehicle {c.mavlink.target_system}/'
             f'{c.mavlink.target_component})'
@@ -440,7 +454,7 @@ class ExecutorNode(Node):
         try:
             selection = selection_from_msg(msg)
         except pydantic.ValidationError as exc:
-            self.get_logger().error(f'unusable selection {msg.request_id!r}: {exc.errors()[0]}')
+            self.get_logger().error(f'unusable selection {msg.request_id!r}: {first_error(exc)}')
             return
         requested_by = self._check_requester(msg, selection)
         if requested_by is None:
@@ -747,10 +761,7 @@ class ExecutorNode(Node):
         try:
             new = ExecutorConfig.model_validate(merged)
         except pydantic.ValidationError as exc:
-            err = exc.errors()[0]
-            return SetParametersResult(
-                successful=False, reason=f'{".".join(map(str, err["loc"]))}: {err["msg"]}'
-            )
+            return SetParametersResult(successful=False, reason=first_error(exc))
         self.config = new
         p = self.pipeline
         p.mode, p.confirm_timeout_s = Mode(new.mode), new.confirm_timeout_s

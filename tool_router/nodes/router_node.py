@@ -24,7 +24,6 @@ import warnings
 from collections import deque
 from typing import Any
 
-import numpy as np
 import pydantic
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import SetParametersResult
@@ -45,10 +44,12 @@ from tool_router.nodes.common import (
     service_qos,
     spin,
     stamp_now,
+    startup_problem,
 )
 from tool_router.router import RouteResult, Router
 from tool_router.serving import BUSY, Admission
 from tool_router.srv import RouteRequest
+from tool_router.stats import percentiles
 
 # Parameters that need a new model, index or topics: changed only while not active.
 # Derived from the configuration model (fields not marked live), never listed by hand.
@@ -199,11 +200,7 @@ class RouterNode(LifecycleNode):
             self.router = Router(self.config)
             self._admission.params = self.config.serving  # bounds from the node's parameters
         except (ToolRouterError, pydantic.ValidationError) as exc:
-            self._error = (
-                f'parameter {first_error(exc)}'
-                if isinstance(exc, pydantic.ValidationError)
-                else str(exc)
-            )
+            self._error = startup_problem(exc)
             self.get_logger().error(f'cannot configure: {self._error}')
             return TransitionCallbackReturn.FAILURE
         if self.router.index_warning:
@@ -447,7 +444,7 @@ class RouterNode(LifecycleNode):
         status = DiagnosticStatus(name='tool_router: router', hardware_id='tool_router')
         values = dict(self.router.health()) if self.router else {}
         with self._lock:
-            lat = np.array(self._latencies) if self._latencies else None
+            lat = list(self._latencies) if self._latencies else None
             values.update({k: str(v) for k, v in self._counts.items()})
         values.update({k: str(v) for k, v in self._admission.counters().items()})
         values.update({k: str(v) for k, v in self._acks.counters().items()})
@@ -458,8 +455,8 @@ class RouterNode(LifecycleNode):
             values['encoder_batches'] = str(encoder.batches)
             values['encoder_batched_calls'] = str(encoder.batched_calls)
         if lat is not None:
-            for q in (50, 90, 99):
-                values[f'latency_p{q}_ms'] = f'{np.percentile(lat, q):.2f}'
+            for key, value in percentiles(lat).items():
+                values[f'latency_{key}_ms'] = f'{value:.2f}'
         values['active'] = str(self._active)
         values['pid'] = str(os.getpid())
         if not self._active:

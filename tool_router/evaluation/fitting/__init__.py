@@ -3,7 +3,7 @@
 * :mod:`.lcr`   - ``tool-router fit lcr``: the learned clause router's scorer and thresholds;
 * :mod:`.gate`  - ``tool-router fit gate``: the hybrid policy's uncertainty gate;
 * :mod:`.cdb`   - ``tool-router fit cdb``: the CDB constants the paper does not give;
-* :mod:`.objective` - the objective they share (dev macro composite, out-of-scope empty rate);
+* :mod:`.objective` - the one objective they share (macro composite, empty rates);
 * :mod:`.guard` - refuses data that shares requests with a reporting (test) split, by content.
 
 The command line lives in :mod:`.cli`; nothing here imports it.

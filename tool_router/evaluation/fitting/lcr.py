@@ -4,9 +4,9 @@ Trains one logistic scorer per variant (the full policy and its ablations) on
 every (request, tool) pair of the dataset, chooses the two thresholds on
 5-fold cross-validated predictions (so the thresholds are not fitted on the
 very predictions they cut), refits on the whole set and writes the model file
-(``config/lcr_model.json`` is the shipped one). Thresholds are chosen on the
-answers cut to 8 tools (the shipped ``max_tools``). Refuses a
-dataset that shares requests with a test split (:mod:`.guard`).
+(``config/lcr_model.json`` is the shipped one). Thresholds are chosen by the one
+objective (:mod:`.objective`) on the answers cut to the router's ``max_tools``,
+as served. Refuses a dataset that shares requests with a test split (:mod:`.guard`).
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tool_router.evaluation.dataset import LEVELS, Example, load_jsonl
+from tool_router.evaluation.dataset import Example, load_jsonl
 from tool_router.evaluation.fitting.guard import refuse_reporting_data
+from tool_router.evaluation.fitting.objective import objective, objective_arrays
 from tool_router.evaluation.metrics import composite
 from tool_router.policies.lcr import (
     FEATURES,
@@ -38,24 +39,6 @@ FOLDS = 5
 SEED = 20261130
 THRESHOLDS = np.round(np.arange(0.10, 0.86, 0.025), 3)
 SCOPE_THRESHOLDS = np.round(np.arange(0.05, 0.951, 0.025), 3)
-
-
-def objective(
-    examples: Sequence[Example], predictions: Sequence[set[str]]
-) -> tuple[float, float, float]:
-    """(objective, macro composite, out-of-scope empty rate).
-
-    objective = macro + 0.25 x out-of-scope empty rate - 0.25 x in-scope empty rate: abstaining
-    correctly is worth something, and an empty answer to a request the catalog serves (the
-    failure users notice first) costs as much again as its lost composite.
-    """
-    levels = np.array([ex.level for ex in examples])
-    comp = np.array(
-        [0.0 if ex.level == 'out_of_scope' else composite(ex.tools, p)
-         for ex, p in zip(examples, predictions)]
-    )
-    empty = np.array([not p for p in predictions], dtype=bool)
-    return _objective_arrays(levels, comp, empty)
 
 
 def _fit_logistic(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -87,6 +70,8 @@ def choose_thresholds(
     names: list[str],
     per_clause: bool,
     scope_p: np.ndarray | None = None,
+    *,
+    max_tools: int,
 ) -> tuple[float, float, float, float]:
     """(threshold, clause threshold, scope threshold, objective) on cross-validated predictions.
 
@@ -100,7 +85,7 @@ def choose_thresholds(
     for t in THRESHOLDS:
         for ct in [c for c in THRESHOLDS if c <= t] if per_clause else [t]:
             preds = [
-                {names[j] for j in decide(p, f, t, ct, per_clause, 8, *routed_all)}
+                {names[j] for j in decide(p, f, t, ct, per_clause, max_tools, *routed_all)}
                 for p, f in zip(probs, feats)
             ]
             if scope_p is None:
@@ -117,21 +102,10 @@ def choose_thresholds(
             for ts in SCOPE_THRESHOLDS:
                 routed = scope_p >= ts
                 empty = ~routed | np.array([not p for p in preds])
-                score = _objective_arrays(levels, np.where(routed, comp, 0.0), empty)[0]
+                score = objective_arrays(levels, np.where(routed, comp, 0.0), empty)[0]
                 if score > best[0] + 1e-9:
                     best = (score, float(t), float(ct), float(ts))
     return best[1], best[2], best[3], best[0]
-
-
-def _objective_arrays(
-    levels: np.ndarray, comp: np.ndarray, empty: np.ndarray
-) -> tuple[float, float, float]:
-    """``objective`` from per-request composites (in scope) and empty flags."""
-    macro = float(np.mean([comp[levels == lv].mean() for lv in LEVELS if (levels == lv).any()]))
-    oos = levels == 'out_of_scope'
-    rate = float(empty[oos].mean()) if oos.any() else 1.0
-    in_empty = float(empty[~oos].mean()) if (~oos).any() else 0.0
-    return macro + 0.25 * rate - 0.25 * in_empty, macro, rate
 
 
 def _progress(items: Sequence[Any], desc: str) -> Any:
@@ -229,18 +203,24 @@ def evaluate_cv(
     variant: str,
     augmented: Sequence[Example] = (),
     aug_feats: Sequence[Features] = (),
+    *,
+    max_tools: int,
 ) -> CVResult:
-    """Cross-validate ``variant`` on ``examples`` (plus training-only ``augmented`` variants)."""
+    """Cross-validate ``variant`` on ``examples`` (plus training-only ``augmented`` variants).
+
+    Answers are cut to ``max_tools`` (the router's, as served) before they are scored.
+    """
     v = VARIANTS[variant]
     rows = Rows.of(examples, feats, names)
     extra, source = _augmented_rows(examples, augmented, aug_feats, names)
     oof, oof_scope = cross_validate(rows, v.scope, extra, source)
-    t, ct, ts, _ = choose_thresholds(examples, feats, oof, names, v.per_clause, oof_scope)
+    t, ct, ts, _ = choose_thresholds(examples, feats, oof, names, v.per_clause, oof_scope,
+                                     max_tools=max_tools)
     scope_args = (
         [(float(p), ts) for p in oof_scope] if oof_scope is not None else [()] * len(feats)
     )
     preds = [
-        {names[j] for j in decide(p, f, t, ct, v.per_clause, 8, *a)}
+        {names[j] for j in decide(p, f, t, ct, v.per_clause, max_tools, *a)}
         for p, f, a in zip(oof, feats, scope_args)
     ]
     _, macro, oos = objective(examples, preds)
@@ -271,13 +251,16 @@ def fit_variant(
     source: str,
     log: Callable[[str], Any] = print,
     augmented: Sequence[Example] = (),
+    *,
+    max_tools: int,
 ) -> ScorerModel:
     """Fit one variant: features, 5-fold thresholds, final weights (augmentation trains only)."""
     v = VARIANTS[variant]
     names = extractor.names
     feats = [extractor.extract(ex.request, v) for ex in _progress(examples, variant)]
     aug_feats = [extractor.extract(ex.request, v) for ex in _progress(augmented, 'augmented')]
-    cv = evaluate_cv(examples, feats, names, variant, augmented, aug_feats)
+    cv = evaluate_cv(examples, feats, names, variant, augmented, aug_feats,
+                     max_tools=max_tools)
     rows = Rows.of(examples, feats, names)
     if augmented:
         rows = rows.plus(Rows.of(augmented, aug_feats, names))
@@ -317,8 +300,9 @@ def fit(
     pooling = bool(router.config.lcr.clause_pooling)
     extractor = FeatureExtractor(router.index, pooling=pooling)
     extractor.memoize()  # the variants share most of their embedded texts
+    max_tools = min(router.config.max_tools, len(router.catalog))  # as served
     models = {
-        v: fit_variant(examples, extractor, v, dataset.name, log).model_copy(
+        v: fit_variant(examples, extractor, v, dataset.name, log, max_tools=max_tools).model_copy(
             update={'clause_pooling': pooling}
         )
         for v in variants
