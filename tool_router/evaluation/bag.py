@@ -255,20 +255,14 @@ def record_selections(out: str | Path, duration_s: float, storage: str = 'mcap',
                       selection_topic: str = SELECTION_TOPIC,
                       request_topic: str | None = REQUEST_TOPIC) -> int:
     """Record selections (and requests) from the ROS graph for ``duration_s``; return the count."""
-    import rclpy
-    from rclpy.node import Node
-    rclpy.init()
-    try:
-        node = Node(f'tool_router_bag_recorder_{int(time.time() * 1000) % 10_000_000}')
-        recorder = SelectionRecorder(node, selection_topic, request_topic)
+    from tool_router.ros_session import RosSession
+    with RosSession('tool_router_bag_recorder') as session:
+        recorder = SelectionRecorder(session.node, selection_topic, request_topic)
         deadline = time.monotonic() + duration_s
         try:
-            while time.monotonic() < deadline:
-                rclpy.spin_once(node, timeout_sec=min(0.1, max(0.0, deadline - time.monotonic())))
+            while time.monotonic() < deadline and session.ok():
+                session.spin_once(min(0.1, max(0.0, deadline - time.monotonic())))
         except KeyboardInterrupt:
             pass
-        node.destroy_node()
-    finally:
-        rclpy.try_shutdown()
     write_bag(out, recorder.received, storage)
     return len(recorder.received)

@@ -155,17 +155,16 @@ class LiveBackend:
 
     def _wait_for_publisher(self, topic: str, timeout_s: float) -> None:
         """Route only once the node's selection publisher is matched, or selections are lost."""
-        import rclpy
         node = self.client.node
         deadline = time.monotonic() + timeout_s
         while node.count_publishers(topic) == 0:
             if time.monotonic() > deadline:
                 raise ToolRouterError(f'no publisher on {topic} after {timeout_s:.0f} s',
                                       hint='is the router node active?')
-            rclpy.spin_once(node, timeout_sec=0.1)
+            self.client.spin_once(0.1)
         settle = time.monotonic() + 1.0  # let the publisher discover this subscription too
         while time.monotonic() < settle:
-            rclpy.spin_once(node, timeout_sec=0.1)
+            self.client.spin_once(0.1)
 
     def route(self, example: Example, policy: str) -> Routed:
         """Route through the live node's service, timing the round trip."""
@@ -187,12 +186,11 @@ class LiveBackend:
 
     def write(self, out: str | Path, storage: str = 'mcap', settle_s: float = 5.0) -> Path:
         """Wait for the outstanding selections, then write the recorded bag."""
-        import rclpy
         assert self.recorder is not None
         deadline = time.monotonic() + settle_s
         while (self.recorder.selections() < self.expected_selections
                and time.monotonic() < deadline):
-            rclpy.spin_once(self.client.node, timeout_sec=0.1)
+            self.client.spin_once(0.1)
         missing = self.expected_selections - self.recorder.selections()
         if missing > 0:
             print(f'tool-router: warning: {missing} selection(s) not received in time',

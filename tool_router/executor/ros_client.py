@@ -1,32 +1,15 @@
 """ROS binding for the command line: call /executor/confirm, follow /executor/traces.
 
-The only module of :mod:`tool_router.executor` that imports rclpy.
+The only module of :mod:`tool_router.executor` that talks ROS, through short-lived
+:class:`~tool_router.ros_session.RosSession` nodes.
 """
 from __future__ import annotations
 
 import time
 from typing import Any, Callable
 
-import rclpy
-from rclpy.node import Node
-
 from tool_router.errors import ToolRouterError
-
-
-class _Session:
-    """A short-lived node in its own context."""
-
-    def __init__(self, prefix: str) -> None:
-        self.context = rclpy.Context()
-        rclpy.init(context=self.context)
-        self.node = Node(f'{prefix}_{int(time.time() * 1000) % 10_000_000}', context=self.context)
-        self.executor = rclpy.executors.SingleThreadedExecutor(context=self.context)
-        self.executor.add_node(self.node)
-
-    def close(self) -> None:
-        self.executor.shutdown(timeout_sec=1.0)
-        self.node.destroy_node()
-        rclpy.try_shutdown(context=self.context)
+from tool_router.ros_session import RosSession
 
 
 def call_confirm(request_id: str, tool: str, approve: bool, operator_name: str,
@@ -49,15 +32,14 @@ def call_confirm(request_id: str, tool: str, approve: bool, operator_name: str,
 def call_service(srv_type: Any, service: str, request: Any, timeout_s: float = 10.0,
                  prefix: str = 'tool_router_cli') -> Any:
     """Call one service once and return its response; ToolRouterError when nobody answers."""
-    session = _Session(prefix)
+    session = RosSession(prefix)
     try:
         client = session.node.create_client(srv_type, service)
         if not client.wait_for_service(timeout_sec=timeout_s):
             raise ToolRouterError(f'service {service} not available after {timeout_s:g} s',
                                   hint='is the executor running? `tool-router serve`')
         future = client.call_async(request)
-        session.executor.spin_until_future_complete(future, timeout_sec=timeout_s)
-        if not future.done():
+        if not session.spin_until(future, timeout_s):
             future.cancel()
             raise ToolRouterError(f'no answer from {service} within {timeout_s:g} s')
         return future.result()
@@ -73,7 +55,7 @@ def pending_confirmations(topic: str = '/executor/pending_confirmations',
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
     from std_msgs.msg import String
 
-    session = _Session('tool_router_confirm_list')
+    session = RosSession('tool_router_confirm_list')
     box: list[str] = []
     qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                      durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -81,7 +63,7 @@ def pending_confirmations(topic: str = '/executor/pending_confirmations',
     deadline = time.monotonic() + timeout_s
     try:
         while not box and time.monotonic() < deadline:
-            session.executor.spin_once(timeout_sec=0.1)
+            session.spin_once(0.1)
     finally:
         session.close()
     if not box:
@@ -96,7 +78,7 @@ def follow_traces(on_record: Callable[[Any], None], topic: str = '/executor/trac
     """Call ``on_record`` per ExecutionTrace; stop after ``count`` or ``timeout_s`` (0 = never)."""
     from tool_router.msg import ExecutionTrace
 
-    session = _Session('tool_router_trace_tail')
+    session = RosSession('tool_router_trace_tail')
     received = [0]
 
     def callback(msg: Any) -> None:
@@ -106,12 +88,12 @@ def follow_traces(on_record: Callable[[Any], None], topic: str = '/executor/trac
     session.node.create_subscription(ExecutionTrace, topic, callback, 50)
     deadline = time.monotonic() + timeout_s if timeout_s > 0 else None
     try:
-        while rclpy.ok(context=session.context):
+        while session.ok():
             if count and received[0] >= count:
                 break
             if deadline is not None and time.monotonic() >= deadline:
                 break
-            session.executor.spin_once(timeout_sec=0.2)
+            session.spin_once(0.2)
     finally:
         session.close()
     return received[0]

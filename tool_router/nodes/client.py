@@ -2,30 +2,23 @@
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any
 
-import rclpy
-from rclpy.node import Node
-
 from tool_router.errors import ToolRouterError
 from tool_router.nodes.common import client_qos
+from tool_router.ros_session import RosSession
 from tool_router.srv import RouteRequest
 
 PROBE_TIMEOUT_S = 1.0  # per empty probe request while the reply path is discovered
 
 
 class RouteClient:
-    """Owns a node and a client; call :meth:`close` (or use as a context manager)."""
+    """Owns a short-lived node (:class:`RosSession`) and a client; call :meth:`close`."""
 
     def __init__(self, service: str = '/route_request', wait_s: float = 30.0) -> None:
-        self._own_context = not rclpy.ok()
-        if self._own_context:
-            rclpy.init()
-        self.node = Node(
-            f'tool_router_client_{os.getpid()}_{int(time.time() * 1000) % 10_000_000}'
-        )
+        self.session = RosSession('tool_router_client')
+        self.node = self.session.node
         self.client = self.node.create_client(RouteRequest, service, qos_profile=client_qos())
         deadline = time.monotonic() + wait_s
         if not self.client.wait_for_service(timeout_sec=wait_s) or not self._probe(deadline):
@@ -46,8 +39,7 @@ class RouteClient:
         while time.monotonic() < deadline:
             future = self.client.call_async(RouteRequest.Request(text=''))
             wait = min(PROBE_TIMEOUT_S, max(0.01, deadline - time.monotonic()))
-            rclpy.spin_until_future_complete(self.node, future, timeout_sec=wait)
-            if future.done():
+            if self.session.spin_until(future, wait):
                 return True
             future.cancel()
             self.client.remove_pending_request(future)
@@ -76,17 +68,18 @@ class RouteClient:
             req.key_id, req.timestamp = signature.key_id, float(signature.timestamp)
             req.nonce, req.signature = signature.nonce, signature.signature
         future = self.client.call_async(req)
-        rclpy.spin_until_future_complete(self.node, future, timeout_sec=timeout_s)
-        if not future.done():
+        if not self.session.spin_until(future, timeout_s):
             future.cancel()
             raise ToolRouterError(f'no answer from /route_request within {timeout_s:.0f} s')
         return future.result()
 
+    def spin_once(self, timeout_s: float) -> None:
+        """Let the node's other subscriptions (a recorder's) take one message."""
+        self.session.spin_once(timeout_s)
+
     def close(self) -> None:
-        """Destroy the node (and the context when this client made it)."""
-        self.node.destroy_node()
-        if self._own_context:
-            rclpy.try_shutdown()
+        """Destroy the node and its context."""
+        self.session.close()
 
     def __enter__(self) -> 'RouteClient':
         return self

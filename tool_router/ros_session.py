@@ -1,0 +1,67 @@
+"""The one short-lived ROS node helper: a node for one command, in a context of its own.
+
+``tool-router call``/``confirm``/``watch``/``trace follow``, live evaluation and
+``bag record-selections`` each need a node for seconds. :class:`RosSession` is
+that node: its own rclpy context (so it never touches, nor is shut down by,
+another context in the process), a unique name, a single-threaded executor to
+spin it, and :meth:`close` that tears all three down. Long-running nodes use
+:func:`tool_router.nodes.common.spin` instead.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from typing import Any
+
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+
+_serial = itertools.count()
+
+
+def unique_name(prefix: str) -> str:
+    """``prefix`` plus pid, a per-process serial and the clock: no two live nodes share it."""
+    return f'{prefix}_{os.getpid()}_{next(_serial)}_{int(time.time() * 1000) % 10_000_000}'
+
+
+class RosSession:
+    """A node with its own context and executor; use as a context manager or call close()."""
+
+    def __init__(self, prefix: str) -> None:
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        try:
+            self.node = Node(unique_name(prefix), context=self.context)
+            self.executor = SingleThreadedExecutor(context=self.context)
+            self.executor.add_node(self.node)
+        except Exception:
+            rclpy.try_shutdown(context=self.context)
+            raise
+
+    def ok(self) -> bool:
+        """Whether the context is still up (false after Ctrl-C or close)."""
+        return rclpy.ok(context=self.context)
+
+    def spin_once(self, timeout_s: float) -> None:
+        """Run at most one ready callback, waiting up to ``timeout_s`` for one."""
+        self.executor.spin_once(timeout_sec=timeout_s)
+
+    def spin_until(self, future: Any, timeout_s: float) -> bool:
+        """Spin until ``future`` is done or ``timeout_s`` passed; whether it is done."""
+        self.executor.spin_until_future_complete(future, timeout_sec=timeout_s)
+        return bool(future.done())
+
+    def close(self) -> None:
+        """Stop the executor, destroy the node, shut the context down."""
+        self.executor.shutdown(timeout_sec=1.0)
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.context)
+
+    def __enter__(self) -> 'RosSession':
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
