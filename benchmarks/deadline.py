@@ -25,6 +25,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / 'test')]
@@ -55,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     from tool_router.catalog import load_catalog
     from tool_router.config import RouterConfig
     from tool_router.index import CatalogIndex
+    from tool_router.llm.client import LLMClient
     from tool_router.llm.settings import HybridParams, LLMParams
     from tool_router.paths import config_path
     from tool_router.router import Router
@@ -86,15 +88,35 @@ def main(argv: list[str] | None = None) -> int:
     hybrid = HybridParams(gate='always', mode='full', deadline_ms=args.deadline_ms)
     router = Router(RouterConfig(chroma_ephemeral=True, llm=llm, hybrid=hybrid), index=index)
     router.route('warm up', 'cdbv3')
+    # Where the time goes (measurement only): when the LLM call was entered and left.
+    marks: dict[str, float] = {}
+    chat = LLMClient.chat
+
+    def timed_chat(self: Any, *a: Any, **k: Any) -> Any:
+        marks['call'] = time.perf_counter()
+        try:
+            return chat(self, *a, **k)
+        finally:
+            marks['back'] = time.perf_counter()
+
+    LLMClient.chat = timed_chat  # type: ignore[method-assign]
     elapsed, timeouts, reasons = [], 0, set()
+    before, wait_over, after = [], [], []
     try:
         for _ in range(args.n):
+            marks.clear()
             start = time.perf_counter()
             result = router.route(TEXT, 'hybrid')
-            elapsed.append((time.perf_counter() - start) * 1000.0)
+            end = time.perf_counter()
+            elapsed.append((end - start) * 1000.0)
             timeouts += 'timeout' in result.fallback_reason
             reasons.add(result.fallback_reason.split(':')[0][:60])
+            if 'call' in marks:
+                before.append((marks['call'] - start) * 1000.0)
+                wait_over.append((marks['back'] - start) * 1000.0 - args.deadline_ms)
+                after.append((end - marks['back']) * 1000.0)
     finally:
+        LLMClient.chat = chat  # type: ignore[method-assign]
         server.close()
     ms = np.asarray(elapsed)
     over = ms - args.deadline_ms
@@ -105,7 +127,13 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps({'n': args.n, 'shape': args.shape, 'deadline_ms': args.deadline_ms,
                       'encoder': args.encoder, 'reasons': sorted(reasons),
                       'timeouts': timeouts, 'elapsed_ms': stats(ms),
-                      'overshoot_ms': stats(over)}, indent=2))
+                      'overshoot_ms': stats(over),
+                      # before the call (local route), the call's return past the deadline,
+                      # after it (merge / degrade / validation)
+                      'phases_ms': {'before_call': stats(np.asarray(before or [0.0])),
+                                    'call_past_deadline': stats(np.asarray(wait_over or [0.0])),
+                                    'after_call': stats(np.asarray(after or [0.0]))},
+                      'loadavg': round(os.getloadavg()[0], 1)}, indent=2))
     return 0
 
 

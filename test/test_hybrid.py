@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 
@@ -148,6 +149,30 @@ def test_deadline_is_honoured_with_a_slow_server(router, index, server):
     assert facts.sent is True and facts.timeout is True
     budget_s = float(re.search(r'([0-9.]+) s', facts.error).group(1))
     assert 0 < budget_s <= 0.4  # the LLM got what was left of the 400 ms, not timeout_s
+
+
+def test_time_before_the_policy_counts_against_the_deadline(index, server):
+    """A request that waited before hybrid ran (for a worker, for the policy's first build)
+    gets only what is left of its deadline: here too little, so the LLM is not asked."""
+    server.reply('{"tools": ["land"]}')
+    r = make_router(index, server.url, deadline_ms=400, min_llm_budget_ms=50)
+    result = r.route(COMPOUND, 'hybrid', started=time.perf_counter() - 0.39)
+    assert server.requests == [] and 'deadline' in result.fallback_reason
+    assert result.decision.llm is None and result.decision.hybrid.llm_skipped
+    fresh = r.route(COMPOUND, 'hybrid')  # arrived now: the same router asks the LLM
+    assert len(server.requests) == 1 and fresh.decision.llm.sent
+
+
+def test_llm_call_ends_at_the_absolute_deadline(index, server):
+    """The consultation gets an instant, not a duration: the budget it reports is what was
+    left of the router's deadline when the call began, never the configured timeout_s."""
+    server.reply({'content': '{"tools": ["payload_release"]}', 'delay': 3.0})
+    r = make_router(index, server.url, deadline_ms=300, mode='full')
+    result = r.route(COMPOUND, 'hybrid', started=time.perf_counter() - 0.1)
+    facts = result.decision.llm
+    assert facts.sent and facts.timeout and 'payload_release' not in result.tools
+    budget_s = float(re.search(r'([0-9.]+) s', facts.error).group(1))
+    assert 0 < budget_s <= 0.2  # at most the 300 ms minus the 100 ms already spent
 
 
 def test_no_time_left_skips_the_llm(index, server):

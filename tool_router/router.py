@@ -27,7 +27,7 @@ from tool_router.errors import ConfigError, IndexStoreError, RequestError, ToolR
 from tool_router.explanation import Explanation, SafetyReport
 from tool_router.index import CatalogIndex, open_client
 from tool_router.paths import ros_home
-from tool_router.policies.base import Decision, Policy
+from tool_router.policies.base import Decision, Policy, request_clock
 from tool_router.policies.registry import PolicyContext, Registry
 from tool_router.safety import Screen, visible
 from tool_router.validate import validate_selection
@@ -306,10 +306,19 @@ class Router:
         self.close()
 
     def route(
-        self, text: Any, policy: str = '', max_tools: int = 0, request_id: str = ''
+        self,
+        text: Any,
+        policy: str = '',
+        max_tools: int = 0,
+        request_id: str = '',
+        started: float | None = None,
     ) -> RouteResult:
-        """Route one request; raise :class:`RequestError` for bad input."""
-        start = time.perf_counter()
+        """Route one request; raise :class:`RequestError` for bad input.
+
+        ``started`` (``time.perf_counter()``, default now) is when the request
+        arrived: a policy's deadline (``hybrid.deadline_ms``) counts from there.
+        """
+        start = time.perf_counter() if started is None else started
         with self._lock:
             gen = self._gen  # one configuration and one set of policies for the whole request
             gen.users += 1
@@ -351,7 +360,8 @@ class Router:
                     note='nothing left after the safety screen (docs/SAFETY.md)',
                 )
             else:
-                decision = chosen.route(screened.text, bound)
+                with request_clock(start):
+                    decision = chosen.route(screened.text, bound)
         except ToolRouterError:
             raise
         except Exception as exc:  # noqa: BLE001 - a policy bug must not take the service down

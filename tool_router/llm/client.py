@@ -215,21 +215,30 @@ class LLMClient:
         user: str,
         budget_s: float | None = None,
         parse: Callable[[str], Any] | None = None,
+        deadline: float | None = None,
     ) -> Reply:
         """One chat exchange within ``budget_s`` (default ``timeout_s``); raise LLMCallError.
 
+        ``deadline`` (``time.monotonic()``) is an absolute end, for a caller whose
+        time started earlier; the exchange ends at the earliest of the three.
         ``parse`` runs on the worker thread, so the budget covers reading *and*
         parsing the reply: a reply that takes too long to parse is a timeout too.
+        Whatever the worker is still doing at the deadline, the caller returns
+        then, and a reply the worker gets later is dropped with it.
         """
-        budget = min(
+        now = time.monotonic()
+        end = now + min(
             self.params.timeout_s, budget_s if budget_s is not None else self.params.timeout_s
         )
+        if deadline is not None:
+            end = min(end, deadline)
+        budget = max(0.0, end - now)
         allowed, why = self.breaker.allow()
         if not allowed:
             raise LLMCallError(CIRCUIT_OPEN, why, where=self.host)
         body = request_body(self.params, system, user)
         start = time.perf_counter()
-        deadline = time.monotonic() + budget
+        deadline = end
         future = self._pool.submit(self._exchange, body, budget, deadline, parse)
         try:
             status, text, parsed = future.result(timeout=max(0.0, deadline - time.monotonic()))
@@ -289,8 +298,11 @@ class LLMClient:
 
     def _post(self, body: dict[str, Any], budget: float, deadline: float) -> tuple[int, str]:
         try:
+            # httpx timeouts are per operation (connect, each read): sized from what is left,
+            # so an abandoned worker stops soon after the deadline too (_read checks it).
+            left = max(0.001, deadline - time.monotonic())
             with self._http.stream(
-                'POST', self.url, json=body, timeout=self._timeout(budget)
+                'POST', self.url, json=body, timeout=self._timeout(left)
             ) as response:
                 status = response.status_code
                 if status != 200:

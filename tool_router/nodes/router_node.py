@@ -307,10 +307,17 @@ class RouterNode(LifecycleNode):
         return SetParametersResult(successful=True)
 
     # -- serving -----------------------------------------------------------
-    def _route(self, text: Any, policy: str, max_tools: int, request_id: str = '') -> RouteResult:
+    def _route(
+        self,
+        text: Any,
+        policy: str,
+        max_tools: int,
+        request_id: str = '',
+        started: float | None = None,
+    ) -> RouteResult:
         if not self._active or self.router is None:
             raise ToolRouterError('router is not active', hint='activate the lifecycle node')
-        return self.router.route(text, policy, max_tools, request_id)
+        return self.router.route(text, policy, max_tools, request_id, started=started)
 
     def _on_route(
         self, request: RouteRequest.Request, response: RouteRequest.Response
@@ -332,8 +339,10 @@ class RouterNode(LifecycleNode):
         self, request: RouteRequest.Request, response: RouteRequest.Response, start: float
     ) -> RouteRequest.Response:
         try:
+            # the deadline (hybrid.deadline_ms) counts from the callback's start
             result = self._route(
-                request.text, request.policy, int(request.max_tools), request.request_id
+                request.text, request.policy, int(request.max_tools), request.request_id,
+                started=start,
             )
         except ToolRouterError as exc:
             with self._lock:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import re
+import time
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, Iterator, Protocol
 
 from tool_router.catalog import Catalog
 from tool_router.explanation import EvidenceItem, Explanation, HybridFacts, LLMFacts
@@ -98,6 +101,29 @@ class Decision:
             hybrid=self.hybrid,
             in_scope=self.in_scope,
         )
+
+
+# When the request being routed arrived (time.perf_counter()), set by the router around
+# Policy.route: a policy with a deadline (hybrid) counts from here, so time spent before
+# the policy runs (waiting for a worker, building the policy on first use, the screen)
+# is inside the deadline, not added to it.
+_REQUEST_STARTED: ContextVar[float | None] = ContextVar('request_started', default=None)
+
+
+@contextmanager
+def request_clock(started: float) -> Iterator[None]:
+    """Route inside this block for a request that arrived at ``started`` (perf_counter)."""
+    token = _REQUEST_STARTED.set(started)
+    try:
+        yield
+    finally:
+        _REQUEST_STARTED.reset(token)
+
+
+def request_started() -> float:
+    """When the request being routed arrived (now, outside a :func:`request_clock` block)."""
+    started = _REQUEST_STARTED.get()
+    return time.perf_counter() if started is None else started
 
 
 class Policy(Protocol):

@@ -43,7 +43,7 @@ from tool_router.catalog import Catalog
 from tool_router.errors import RequestError
 from tool_router.explanation import GateSignals, HybridFacts, LLMFacts
 from tool_router.llm.settings import HybridParams
-from tool_router.policies.base import Decision, Evidence, Policy
+from tool_router.policies.base import Decision, Evidence, Policy, request_started
 from tool_router.policies.llm import LLMConsultant, consultant
 
 if TYPE_CHECKING:
@@ -113,8 +113,13 @@ class HybridPolicy:
         return out
 
     def route(self, text: str, max_tools: int) -> Decision:
-        """Route locally; consult the LLM when uncertain and time allows; merge or degrade."""
-        start = time.perf_counter()
+        """Route locally; consult the LLM when uncertain and time allows; merge or degrade.
+
+        The deadline counts from the request's arrival at the router (before this
+        policy ran) and ends the LLM call at one absolute instant, prompt building
+        included.
+        """
+        start = request_started()
         p = self.params
         answer = self.local.route(text, max_tools)
         local = answer.capped(max_tools)  # the gate judges what the router would serve
@@ -133,7 +138,7 @@ class HybridPolicy:
         names = self.shortlist(local) if p.mode == 'refine' else None
         if names is not None and not names:
             names = None  # nothing to refine (local abstained without candidates): full catalog
-        got = self.consultant.consult(text, names, left_ms / 1000.0)
+        got = self.consultant.consult(text, names, deadline=time.monotonic() + left_ms / 1000.0)
         facts.llm_mode = 'refine' if names is not None else 'full'
         if not got.usable:
             return self._degrade(answer, facts, got.reason, got.facts)

@@ -67,9 +67,18 @@ class LLMConsultant:
         )
 
     def consult(
-        self, text: str, names: Sequence[str] | None = None, budget_s: float | None = None
+        self,
+        text: str,
+        names: Sequence[str] | None = None,
+        budget_s: float | None = None,
+        *,
+        deadline: float | None = None,
     ) -> Consultation:
-        """Ask the model to choose among ``names`` (default: the whole catalog)."""
+        """Ask the model to choose among ``names`` (default: the whole catalog).
+
+        ``deadline`` (``time.monotonic()``) ends the exchange at that instant, the
+        prompt building included; ``budget_s`` counts from the call itself.
+        """
         facts = self._facts()
         if self.client is None:
             facts.error = self.disabled_reason
@@ -86,6 +95,7 @@ class LLMConsultant:
                 user_prompt(sent),
                 budget_s,
                 parse=lambda reply_text: parse_reply(reply_text, self.catalog.names),
+                deadline=deadline,
             )
         except LLMCallError as exc:
             # circuit open: nothing was sent; any other failure: the request did go out.
