@@ -117,7 +117,7 @@ def _signed(operators, rid, tool='arm_motors', age_s=0.0) -> dict:
             'signature': s.signature}
 
 
-def _wait_records(directory, rid, count, timeout_s=15.0):
+def _wait_records(directory, rid, count, timeout_s=30.0):
     box: list[dict] = []
 
     def look() -> bool:

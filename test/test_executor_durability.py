@@ -77,7 +77,7 @@ def test_sigkill_in_every_state_loses_no_acknowledged_request(tmp_path):
             views = fold(r for r in _complete_lines(trace_dir))
             return {rid: views[rid].last_state for rid in views}
         assert wait_until(lambda: states().get(waiting) == 'awaiting_confirmation arm_motors'
-                          and states().get(calling) == 'dispatching wind_estimate', 20), states()
+                          and states().get(calling) == 'dispatching wind_estimate', 30), states()
         assert proc.stop(signal.SIGKILL) == -signal.SIGKILL
     finally:
         peer.close()
@@ -132,7 +132,7 @@ def test_bounded_queue_expiry_late_joiners_and_shutdown(tmp_path):
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
         peer.node.create_subscription(ConfirmationRequest, f'/{ns}/executor/confirmation_requests',
                                       late.append, latched)
-        assert wait_until(lambda: any(m.request_id == blocker for m in late), 10)
+        assert wait_until(lambda: any(m.request_id == blocker for m in late), 30)
         out = subprocess.run([sys.executable, '-m', 'tool_router.cli', 'confirm', '--list',
                               '--namespace', ns], capture_output=True, text=True, cwd=ROOT,
                              timeout=60)
@@ -141,7 +141,7 @@ def test_bounded_queue_expiry_late_joiners_and_shutdown(tmp_path):
         assert peer.confirm(blocker, 'arm_motors', False, 'op',
                             service=f'/{ns}/executor/confirm').success
         assert wait_until(lambda: {first, second} <= {r['request_id'] for r in
-                                                      read_records(trace_dir)}, 10)
+                                                      read_records(trace_dir)}, 30)
         by_id = {r['request_id']: r for r in read_records(trace_dir)}
         assert by_id[first]['stop_reason'] == by_id[second]['stop_reason'] == 'expired'
         assert by_id[first]['tools'][0]['outcome'] == 'expired'
@@ -150,7 +150,7 @@ def test_bounded_queue_expiry_late_joiners_and_shutdown(tmp_path):
         # shutdown: one request waits for an operator, one is queued behind it
         waits = peer.select(topic, ['arm_motors'], 'arm again')
         assert acks.wait(waits)[0]
-        assert wait_until(lambda: any(m.request_id == waits for m in late), 10)
+        assert wait_until(lambda: any(m.request_id == waits for m in late), 30)
         behind = peer.select(topic, ['gps_position'])
         assert acks.wait(behind)[0]
         assert proc.stop(signal.SIGINT) == 0
@@ -176,7 +176,7 @@ def test_pending_confirmations_per_tool_are_bounded(tmp_path):
         first = peer.select(topic, ['arm_motors'], 'arm')
         assert acks.wait(first)[0]
         assert wait_until(lambda: any(getattr(r, 'event', '') == 'awaiting_confirmation'
-                                      for r in _complete_lines(trace_dir)), 10)
+                                      for r in _complete_lines(trace_dir)), 30)
         second = peer.select(topic, ['arm_motors'], 'arm again')
         rec = _wait_final(trace_dir, second)
         assert rec['tools'][0]['failure_mode'] == 'confirmation_over_limit'

@@ -129,7 +129,7 @@ def test_full_flight_arm_takeoff_goto_photo_rtl(rig):
     assert t['rgb_camera'].message.startswith('MAV_CMD_IMAGE_START_CAPTURE')
     assert sim.snapshot()['images'] == 1
     # RTL flies home and lands; the telemetry says so
-    assert wait_for(lambda: link.read('vehicle_state')['on_ground'], timeout_s=20.0)
+    assert wait_for(lambda: link.read('vehicle_state')['on_ground'], timeout_s=30.0)
     state = link.read('vehicle_state')
     assert state['mode'] == 'LAND' and state['armed']
     assert link.read('gps_position')['home_distance_m'] < 2.0
@@ -181,7 +181,7 @@ def test_no_ack_is_a_timeout_not_a_hang(rig):
 def test_heartbeat_loss_blocks_motion_and_is_traced(rig):
     pipe, sim, link, _ = rig
     sim.silence(30.0)
-    assert wait_for(link.link_lost, timeout_s=5.0)
+    assert wait_for(link.link_lost, timeout_s=30.0)
     record, t = run(pipe, ['arm_motors', 'takeoff', 'link_quality'], 'arm and take off to 10 m')
     assert t['arm_motors'].failure_mode == 'heartbeat_lost'
     assert 'nothing sent' in t['arm_motors'].message
@@ -208,7 +208,7 @@ def test_emergency_stop_goes_out_even_without_heartbeat(rig):
     pipe, sim, link, approver = rig
     run(pipe, ['arm_motors'], 'arm')
     sim.silence(30.0)  # the vehicle still hears us but sends nothing
-    assert wait_for(link.link_lost, timeout_s=5.0)
+    assert wait_for(link.link_lost, timeout_s=30.0)
     _, t = run(pipe, ['takeoff'], 'take off')
     assert t['takeoff'].failure_mode == 'heartbeat_lost'
     _, t = run(pipe, ['emergency_stop'], 'emergency stop now')
@@ -230,8 +230,8 @@ def test_condition_watch_samples_mavlink_telemetry(rig):
     manager.tick()
     assert not fired and link.read('battery_status')['battery_pct'] > 25
     sim.state.battery_pct = 24.0
-    assert wait_for(lambda: manager.tick() or fired, timeout_s=5.0)
+    assert wait_for(lambda: manager.tick() or fired, timeout_s=30.0)
     record, t = run(pipe, [fired[0].tool], fired[0].request_text)
     assert t['land'].outcome == 'dispatched'
     assert [e.event for e in events] == ['armed', 'fired']
-    assert wait_for(lambda: link.read('vehicle_state')['on_ground'], timeout_s=10.0)
+    assert wait_for(lambda: link.read('vehicle_state')['on_ground'], timeout_s=30.0)

@@ -25,7 +25,7 @@ def test_sim_node_services_and_refusals(catalog):
         def all_offered() -> bool:
             names.update(dict(peer.node.get_service_names_and_types()))
             return all(f'/simtest/{t}' in names for t in catalog.names)
-        assert wait_until(all_offered, 10)
+        assert wait_until(all_offered, 30)
         assert names['/simtest/spotlight'] == ['std_srvs/srv/SetBool']
         assert names['/simtest/takeoff'] == ['std_srvs/srv/Trigger']
 
@@ -42,7 +42,7 @@ def test_sim_node_services_and_refusals(catalog):
         refused = trigger('payload_release')
         assert not refused.success and 'no payload' in refused.message
         assert 'battery' in trigger('battery_status').message
-        assert wait_until(lambda: states and json.loads(states[-1].data)['spotlight'], 5)
+        assert wait_until(lambda: states and json.loads(states[-1].data)['spotlight'], 30)
         state = json.loads(states[-1].data)
         assert (state['phase'], state['payload_attached']) == ('airborne', False)
     finally:
