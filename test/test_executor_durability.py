@@ -31,13 +31,16 @@ class AckWatch:
         from tool_router.msg import SelectionAck
         self.acks: dict[str, tuple[bool, str]] = {}
         self._lock = threading.Lock()
-        peer.node.create_subscription(SelectionAck, topic, self._on, 100)
+        sub = peer.node.create_subscription(SelectionAck, topic, self._on, 100)
+        # acks are volatile: one published before the executor's writer matched this reader
+        # is lost (seen on a busy machine), so wait for the match before anything is sent
+        assert wait_until(lambda: sub.get_publisher_count() > 0, 30), f'nobody publishes {topic}'
 
     def _on(self, msg) -> None:
         with self._lock:
             self.acks[msg.request_id] = (bool(msg.accepted), msg.reason)
 
-    def wait(self, rid: str, timeout_s: float = 10.0) -> tuple[bool, str]:
+    def wait(self, rid: str, timeout_s: float = 30.0) -> tuple[bool, str]:
         assert wait_until(lambda: rid in self.acks, timeout_s), f'no ack for {rid}'
         return self.acks[rid]
 
