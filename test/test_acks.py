@@ -84,3 +84,12 @@ def test_unparked_answers_go_out_and_full_book_refuses():
     assert not acks.park('a', answer(), 1.0)  # one answer per request id
     acks.deliver('unknown', True, '')  # an ack nobody waits for changes nothing
     assert len(acks) == 2 and sent == []
+
+
+def test_cancelled_answer_is_sent_as_is_and_frees_its_place():
+    acks, sent, _ = book(capacity=1)
+    r = answer()
+    acks.park('a', r, 1.0)
+    acks.cancel('a')  # the selection could not be published
+    assert not acks.attach(r, 'hdr') and r.executed is None  # sent by the caller, unchanged
+    assert len(acks) == 0 and acks.park('b', answer(), 1.0)

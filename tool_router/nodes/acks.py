@@ -101,6 +101,13 @@ class AckBook:
         self._finish(held)
         return False
 
+    def cancel(self, request_id: str) -> None:
+        """Forget a parked answer whose selection never went out (its response is sent as is)."""
+        with self._lock:
+            held = self._by_id.get(request_id)
+            if held is not None:
+                self._forget(held)
+
     def deliver(self, request_id: str, accepted: bool, reason: str) -> None:
         """An ack arrived; acks nobody waits for (late, or for another router) are ignored."""
         self._decide(request_id, (accepted, reason))

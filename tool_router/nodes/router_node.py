@@ -380,7 +380,11 @@ class RouterNode(LifecycleNode):
                 response.success = False
                 response.message = f'{BUSY}: {len(self._acks)} answers wait for executor acks'
                 return response
-            self._publish(result, execute=True, signed=request)
+            try:
+                self._publish(result, execute=True, signed=request)
+            except Exception:
+                self._acks.cancel(result.request_id)  # nothing went out: nothing to wait for
+                raise
             return response
         response.latency_ms = (time.perf_counter() - start) * 1000.0
         self._count_answer(response.latency_ms)
