@@ -72,6 +72,12 @@ def test_only_signed_requests_from_a_permitted_role_execute(tmp_path):
             return client.call(req.text, timeout_s=60, execute=req.execute,
                                request_id=req.request_id, signature=req)
 
+        # the router's ack reader and the executor's ack writer match some time after the
+        # router says it serves; until then an ack is lost (the executor did dispatch). A
+        # signed sensor read, repeated until acknowledged, waits for that event.
+        assert wait_until(lambda: call(_request('what is the battery level', operators,
+                                                'alice')).executed, 60, step_s=0.5)
+
         # route only: open, unsigned, nothing reaches the executor
         route_only = call(RouteRequest.Request(text='turn on the spotlight'))
         assert route_only.success and not route_only.executed, route_only.message
