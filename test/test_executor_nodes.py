@@ -75,9 +75,14 @@ class RosPeer:
         self.publisher(topic).publish(msg)
         return rid
 
-    def watch(self, msg_type, topic: str, qos=10) -> list:
+    def watch(self, msg_type, topic: str, qos=10, wait_s: float = 30.0) -> list:
+        """Subscribe; return the list messages arrive in, once a publisher has been seen.
+
+        A message published before the publisher has matched this reader is lost (unless the
+        topic is latched), so the watch waits (up to ``wait_s``) for the publisher first."""
         box = self.messages.setdefault(topic, [])
-        self.node.create_subscription(msg_type, topic, box.append, qos)
+        sub = self.node.create_subscription(msg_type, topic, box.append, qos)
+        wait_until(lambda: sub.get_publisher_count() > 0, wait_s)
         return box
 
     def call(self, srv_type, name: str, request, timeout_s: float = 10.0):
