@@ -8,7 +8,7 @@ import pytest
 
 from tool_router.clauses import Clause
 from tool_router.errors import ConfigError, DatasetError
-from tool_router.evaluation.fitting.lcr import fit
+from tool_router.evaluation.fitting.lcr import Rows, cross_validate, fit
 from tool_router.evaluation.fitting.objective import objective
 from tool_router.evaluation.dataset import Example
 from tool_router.policies.lcr import (
@@ -18,6 +18,7 @@ from tool_router.policies.lcr import (
     decide,
     home_clauses,
     load_models,
+    with_tool_terms,
 )
 from tool_router.spelling import Speller
 
@@ -73,6 +74,32 @@ def test_shipped_scorer_is_valid():
     assert models['lcr'].scope_features == list(SCOPE_FEATURES)
     assert 0 < models['lcr'].scope_threshold < 1
     assert models['lcr_no_scope'].scope_weights == []  # the ablation keeps the old abstention
+    assert models['lcr'].tools and models['lcr_no_tool_prior'].tools == []
+
+
+def test_tool_terms_follow_the_tool_names():
+    X = np.ones((3, 2), dtype=np.float32)
+    out = with_tool_terms(X, ['land', 'custom_tool', 'takeoff'], ['takeoff', 'land'])
+    assert out.shape == (3, 4)
+    assert out[:, 2:].tolist() == [[0, 1], [0, 0], [1, 0]]  # an unknown tool gets no prior
+    assert with_tool_terms(X, ['land'], []) is X
+
+
+def test_augmented_rows_never_train_the_fold_of_their_source():
+    rng = np.random.default_rng(0)
+    n, t, f = 40, 3, 4
+    X = rng.normal(size=(n, t, f)).astype(np.float32)
+    X[..., 0] = 1.0
+    Y = (X[..., 1] > 0).astype(np.float32)
+    rows = Rows(X, Y, np.ones((n, 1)), np.ones(n, dtype=bool))
+    plain, _ = cross_validate(rows, scope=False)
+    # variants of request 7 with inverted labels: they change other requests' scores only
+    k = 30
+    extra = Rows(np.repeat(X[7:8], k, axis=0), 1 - np.repeat(Y[7:8], k, axis=0),
+                 np.ones((k, 1)), np.ones(k, dtype=bool))
+    mixed, _ = cross_validate(rows, scope=False, extra=extra, extra_source=np.full(k, 7))
+    assert np.allclose(mixed[7], plain[7])
+    assert not np.allclose(mixed, plain)
 
 
 def test_scorer_file_errors(tmp_path):
@@ -85,6 +112,11 @@ def test_scorer_file_errors(tmp_path):
     other = tmp_path / 'other.json'
     model = json.loads(json.dumps(load_models()['lcr'].model_dump()))
     model['features'] = model['features'][:-1]
+    other.write_text(json.dumps({'variants': {'lcr': model}}))
+    with pytest.raises(ConfigError, match='other features'):
+        load_models(other)
+    model = json.loads(json.dumps(load_models()['lcr'].model_dump()))
+    model['tools'] = model['tools'][:-1]  # per-tool terms that do not match the weights
     other.write_text(json.dumps({'variants': {'lcr': model}}))
     with pytest.raises(ConfigError, match='other features'):
         load_models(other)

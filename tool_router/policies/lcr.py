@@ -21,16 +21,19 @@ per (request, tool) pair with a small calibrated scorer:
    inside each clause; lexical hits of the tool's keywords; whether the
    evidence sits only in negated clauses.
 3. **Scoring**: a logistic model over those features (about twenty weights,
-   no words), trained on the development split by ``tool-router fit`` and
-   shipped as ``config/lcr_model.json``. Because the features are similarities
-   to the catalog's own texts rather than words of the training requests, the
-   model transfers to wording it has never seen.
+   no words) plus one prior term per catalog tool (how readily operators ask
+   for it beyond what the similarities say), trained on the development split
+   and training-only noisy variants of it by ``tool-router fit`` and shipped as
+   ``config/lcr_model.json``. Because the features are similarities to the
+   catalog's own texts rather than words of the training requests, the model
+   transfers to wording it has never seen.
 4. **Scope**: a second, request-level logistic model asks "is this for the
-   vehicle at all?" from two similarities that do not depend on the training
+   vehicle at all?" from similarities that do not depend on the training
    requests' words: the best similarity of a counting clause to the catalog,
-   and how far that clause is closer to the catalog than to the out-of-scope
-   phrases of ``config/scope.yaml`` (chit-chat, other domains, autopilot
-   functions the catalog lacks). Requests below ``scope_threshold`` get
+   how far that clause, and the whole request, are closer to the catalog than
+   to the out-of-scope phrases of ``config/scope.yaml`` (chit-chat, other
+   domains, autopilot functions the catalog lacks), and the best out-of-scope
+   similarity. Requests below ``scope_threshold`` get
    nothing (abstention: out-of-scope requests, injections with nothing
    legitimate left).
 5. **Decision** for an in-scope request: keep tools whose probability clears
@@ -51,7 +54,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -100,6 +103,8 @@ SCOPE_FEATURES = (
     'bias',
     'catalog_max',  # best similarity of a counting clause to any tool's document or examples
     'catalog_minus_oos',  # best (catalog similarity - out-of-scope similarity) over clauses
+    'full_minus_oos',  # the same for the whole request (one harmless clause does not outvote it)
+    'oos_max',  # best similarity of the request or a counting clause to an out-of-scope phrase
 )
 
 
@@ -144,6 +149,7 @@ class Variant:
     spelling: bool = True  # repair typos before segmentation
     steering: bool = True  # ignore clauses that try to steer the router
     scope: bool = True  # separate scope decision; in scope, the best tool is never dropped
+    tool_prior: bool = True  # one fitted term per catalog tool (how often it is asked for)
 
 
 VARIANTS = {
@@ -167,6 +173,7 @@ VARIANTS = {
     'lcr_no_spelling': Variant('lcr_no_spelling', spelling=False),
     'lcr_no_steering': Variant('lcr_no_steering', steering=False),
     'lcr_no_scope': Variant('lcr_no_scope', scope=False),
+    'lcr_no_tool_prior': Variant('lcr_no_tool_prior', tool_prior=False),
 }
 
 
@@ -459,10 +466,17 @@ class FeatureExtractor:
         Per clause: a story preamble that looks out of scope does not outvote the order after it.
         """
         if not pos.any():  # nothing legitimate left (steering or negation only)
-            return np.array([1.0, 0.0, -1.0], dtype=np.float32)
+            return np.array([1.0, 0.0, -1.0, -1.0, 1.0], dtype=np.float32)
         catalog = clause_score[pos].max(axis=1)  # (counting clauses,)
+        full = float(max(s.ex[0].max(), s.doc[0].max()))
         return np.array(
-            [1.0, float(catalog.max()), float((catalog - s.oos[rows][pos]).max())],
+            [
+                1.0,
+                float(catalog.max()),
+                float((catalog - s.oos[rows][pos]).max()),
+                full - float(s.oos[0]),
+                float(max(s.oos[0], s.oos[rows][pos].max())),
+            ],
             dtype=np.float32,
         )
 
@@ -507,6 +521,22 @@ def clause_spans(
     return [[r] for r in ranges] + [[ranges[k - 1], ranges[k]] for k in resolved]
 
 
+def with_tool_terms(X: np.ndarray, names: Sequence[str], tools: Sequence[str]) -> np.ndarray:
+    """``X`` (one row per tool of ``names``) plus one indicator column per fitted tool.
+
+    The per-tool terms are the scorer's prior for each tool (how readily it is asked for, beyond
+    what the similarities say); a tool the model was not fitted with gets none of them.
+    """
+    if not tools:
+        return X
+    col = {t: i for i, t in enumerate(tools)}
+    extra = np.zeros((X.shape[0], len(tools)), dtype=X.dtype)
+    for row, name in enumerate(names):
+        if name in col:
+            extra[row, col[name]] = 1.0
+    return np.concatenate([X, extra], axis=1)
+
+
 def logistic(X: np.ndarray, mean: np.ndarray, scale: np.ndarray, weights: np.ndarray
              ) -> np.ndarray:
     """Probabilities of a logistic model over standardised features."""
@@ -521,6 +551,10 @@ class ScorerModel(BaseModel):
     model_config = ConfigDict(extra='forbid')
     variant: str
     features: list[str]
+    tools: list[str] = Field(
+        default_factory=list,
+        description='Catalog tools with a fitted per-tool term after the features (empty: none).',
+    )
     mean: list[float]
     scale: list[float]
     weights: list[float]
@@ -543,8 +577,9 @@ class ScorerModel(BaseModel):
         False, description='Fitted on clause vectors pooled from one pass of the request.'
     )
 
-    def probabilities(self, X: np.ndarray) -> np.ndarray:
-        """The scorer's probability for each feature row."""
+    def probabilities(self, X: np.ndarray, names: Sequence[str] = ()) -> np.ndarray:
+        """The scorer's probability for each feature row (row i is tool ``names[i]``)."""
+        X = with_tool_terms(X, names, self.tools)
         return logistic(X, np.asarray(self.mean), np.asarray(self.scale), np.asarray(self.weights))
 
     def in_scope(self, scope: np.ndarray) -> float:
@@ -570,9 +605,10 @@ def load_models(path: str | Path = '') -> dict[str, ScorerModel]:
     except Exception as exc:  # noqa: BLE001 - JSON or validation errors
         raise ConfigError(f'invalid fitted scorer: {exc}', where=str(path)) from None
     for name, model in models.items():
+        n_terms = len(model.features) + len(model.tools)
         if list(model.features) != list(FEATURES) or (
             model.scope_weights and list(model.scope_features) != list(SCOPE_FEATURES)
-        ):
+        ) or not len(model.mean) == len(model.scale) == len(model.weights) == n_terms:
             raise ConfigError(
                 f'scorer {name!r} was fitted with other features',
                 where=str(path),
@@ -656,8 +692,8 @@ class LearnedClauseRouter:
     def route(self, text: str, max_tools: int) -> Decision:
         """Score every (clause, tool) pair and keep what the scorer accepts."""
         feats = self.extractor.extract(text, self.variant)
-        probs = self.model.probabilities(feats.X)
         names = self.extractor.names
+        probs = self.model.probabilities(feats.X, names)
         in_scope = self.model.in_scope(feats.scope) if self.variant.scope else None
         kept = decide(
             probs,

@@ -40,7 +40,7 @@ def cmd_fit_lcr(args: argparse.Namespace) -> int:
         )
     # cdbv3 as the default policy: the scorer being fitted may not exist yet.
     router = Router(config_from_args(args, policy='cdbv3'))
-    fit(Path(args.dataset), router, out, log=_log)
+    fit(Path(args.dataset), router, out, log=_log, augment_per_request=args.augment)
     return 0
 
 
@@ -92,6 +92,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     out.add_argument('--out', help='model file to write')
     out.add_argument('--force', action='store_true',
                      help='replace the installed config/lcr_model.json')
+    p.add_argument('--augment', type=int, default=None, metavar='N',
+                   help='noisy training-only variants per request (0 = none; default: '
+                        'AUGMENT_PER_REQUEST of tool_router/evaluation/fitting/lcr.py, 2)')
     add_config_args(p)
     p.set_defaults(handler=cmd_fit_lcr)
 

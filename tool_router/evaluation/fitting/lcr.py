@@ -32,11 +32,15 @@ from tool_router.policies.lcr import (
     ScorerModel,
     decide,
     logistic,
+    with_tool_terms,
 )
 
 C_REG = 1.0
 FOLDS = 5
 SEED = 20261130
+# Noisy training-only variants per dev request (typos, preambles, shorthand ...): in 5-fold CV
+# on v2 dev, 2 raised the objective over none (benchmarks/RESULTS.md, ablations).
+AUGMENT_PER_REQUEST = 2
 THRESHOLDS = np.round(np.arange(0.10, 0.86, 0.025), 3)
 SCOPE_THRESHOLDS = np.round(np.arange(0.05, 0.951, 0.025), 3)
 
@@ -124,11 +128,12 @@ class Rows:
     inside: np.ndarray  # (N,) the request is in scope
 
     @classmethod
-    def of(cls, examples: Sequence[Example], feats: Sequence[Features], names: list[str]
-           ) -> 'Rows':
-        """Rows of ``examples`` from their extracted ``feats``."""
+    def of(cls, examples: Sequence[Example], feats: Sequence[Features], names: list[str],
+           tool_prior: bool = True) -> 'Rows':
+        """Rows of ``examples`` from their extracted ``feats`` (plus the per-tool terms)."""
+        tools = names if tool_prior else []
         return cls(
-            X=np.stack([f.X for f in feats]),
+            X=np.stack([with_tool_terms(f.X, names, tools) for f in feats]),
             Y=np.array([[n in ex.tools for n in names] for ex in examples], dtype=np.float32),
             S=np.stack([f.scope for f in feats]),
             inside=np.array([ex.level != 'out_of_scope' for ex in examples]),
@@ -211,8 +216,8 @@ def evaluate_cv(
     Answers are cut to ``max_tools`` (the router's, as served) before they are scored.
     """
     v = VARIANTS[variant]
-    rows = Rows.of(examples, feats, names)
-    extra, source = _augmented_rows(examples, augmented, aug_feats, names)
+    rows = Rows.of(examples, feats, names, v.tool_prior)
+    extra, source = _augmented_rows(examples, augmented, aug_feats, names, v.tool_prior)
     oof, oof_scope = cross_validate(rows, v.scope, extra, source)
     t, ct, ts, _ = choose_thresholds(examples, feats, oof, names, v.per_clause, oof_scope,
                                      max_tools=max_tools)
@@ -235,13 +240,14 @@ def _augmented_rows(
     augmented: Sequence[Example],
     aug_feats: Sequence[Features],
     names: list[str],
+    tool_prior: bool,
 ) -> tuple[Rows | None, np.ndarray | None]:
     """Rows of the augmented variants and the index of each one's source request."""
     if not augmented:
         return None, None
     where = {ex.id: i for i, ex in enumerate(examples)}
     source = np.array([where[str((a.model_extra or {})['augmented_from'])] for a in augmented])
-    return Rows.of(augmented, aug_feats, names), source
+    return Rows.of(augmented, aug_feats, names, tool_prior), source
 
 
 def fit_variant(
@@ -261,9 +267,9 @@ def fit_variant(
     aug_feats = [extractor.extract(ex.request, v) for ex in _progress(augmented, 'augmented')]
     cv = evaluate_cv(examples, feats, names, variant, augmented, aug_feats,
                      max_tools=max_tools)
-    rows = Rows.of(examples, feats, names)
+    rows = Rows.of(examples, feats, names, v.tool_prior)
     if augmented:
-        rows = rows.plus(Rows.of(augmented, aug_feats, names))
+        rows = rows.plus(Rows.of(augmented, aug_feats, names, v.tool_prior))
     mean, scale, w, scope_w = _fit_rows(rows, v.scope)
     log(
         f'{variant:22s} threshold {cv.threshold:.3f} clause {cv.clause_threshold:.3f} '
@@ -273,6 +279,7 @@ def fit_variant(
     return ScorerModel(
         variant=variant,
         features=list(FEATURES),
+        tools=list(names) if v.tool_prior else [],
         mean=mean.tolist(),
         scale=scale.tolist(),
         weights=w.tolist(),
@@ -292,25 +299,37 @@ def fit(
     out: Path,
     variants: Sequence[str] = tuple(VARIANTS),
     log: Callable[[str], Any] = print,
+    augment_per_request: int | None = None,
 ) -> dict[str, Any]:
-    """Fit every variant on ``dataset`` and write ``out``; refuses test-split requests."""
+    """Fit every variant on ``dataset`` and write ``out``; refuses test-split requests.
+
+    ``augment_per_request`` (None: ``AUGMENT_PER_REQUEST``) noisy variants of each request
+    (:mod:`tool_router.evaluation.augment`, seed 0) join the training rows only: thresholds are
+    chosen on the original requests' cross-validated predictions.
+    """
+    from tool_router.evaluation.augment import augment
+
+    n_aug = AUGMENT_PER_REQUEST if augment_per_request is None else augment_per_request
     examples = load_jsonl(dataset, router.catalog)
     if not refuse_reporting_data(examples, str(dataset)):
         log('warning: no test split found to check the dataset against')
+    augmented = augment(examples, n_aug, 0) if n_aug > 0 else []
     pooling = bool(router.config.lcr.clause_pooling)
     extractor = FeatureExtractor(router.index, pooling=pooling)
     extractor.memoize()  # the variants share most of their embedded texts
     max_tools = min(router.config.max_tools, len(router.catalog))  # as served
     models = {
-        v: fit_variant(examples, extractor, v, dataset.name, log, max_tools=max_tools).model_copy(
-            update={'clause_pooling': pooling}
-        )
+        v: fit_variant(
+            examples, extractor, v, dataset.name, log, augmented, max_tools=max_tools
+        ).model_copy(update={'clause_pooling': pooling})
         for v in variants
     }
     payload = {
         'about': 'Fitted by `tool-router fit lcr`; see tool_router/policies/lcr.py.',
         'dataset': dataset.name,
         'n_requests': len(examples),
+        'augmented_per_request': n_aug,
+        'n_augmented': len(augmented),
         'variants': {k: m.model_dump() for k, m in models.items()},
     }
     out.write_text(json.dumps(payload, indent=1) + '\n', encoding='utf-8')
