@@ -33,7 +33,8 @@ def ros(router_process):
     node = rclpy.create_node('test_router_client')
     received: list[SelectedCapabilities] = []
     diagnostics: list[DiagnosticArray] = []
-    node.create_subscription(SelectedCapabilities, '/tool_router/selected', received.append, 50)
+    selected = node.create_subscription(SelectedCapabilities, '/tool_router/selected',
+                                        received.append, 50)
     node.create_subscription(DiagnosticArray, '/diagnostics', diagnostics.append, 10)
     client = node.create_client(RouteRequest, '/route_request')
     request_pub = node.create_publisher(Request, '/tool_router/requests', 10)
@@ -42,6 +43,12 @@ def ros(router_process):
     thread = threading.Thread(target=executor.spin, daemon=True)
     thread.start()
     assert client.wait_for_service(timeout_sec=30)
+    # events, not luck: a reply, a selection or a request sent before both ends have matched
+    # is lost, so wait until the router answers (an empty request changes nothing) and the
+    # topics have met their other end
+    assert wait_until(lambda: _answered(client), 60), 'the router never answered a probe'
+    assert wait_until(lambda: selected.get_publisher_count() > 0
+                      and request_pub.get_subscription_count() > 0, 30)
     yield {
         'node': node,
         'client': client,
@@ -52,6 +59,15 @@ def ros(router_process):
     executor.shutdown()
     node.destroy_node()
     rclpy.try_shutdown()
+
+
+def _answered(client) -> bool:
+    future = client.call_async(RouteRequest.Request(text=''))
+    if wait_until(future.done, 1.0):
+        return True
+    future.cancel()
+    client.remove_pending_request(future)
+    return False
 
 
 def call(ros, text, policy='', max_tools=0, execute=False):
