@@ -64,6 +64,9 @@ def test_scope_decision_separates_out_of_scope_from_weak_evidence():
     strong = np.array([0.9, 0.3, 0.1])
     assert decide(strong, f, 0.5, 0.5, True, 8, in_scope=0.6, scope_threshold=0.7) == []
     assert decide(strong, f, 0.5, 0.5, True, 8, in_scope=0.8, scope_threshold=0.7) == [0]
+    # an order the scorer is sure of stays in scope below the scope threshold (the override)
+    assert decide(strong, f, 0.5, 0.5, True, 8, 0.6, 0.7, scope_override=0.9) == [0]
+    assert decide(strong, f, 0.5, 0.5, True, 8, 0.6, 0.7, scope_override=0.95) == []
 
 
 def test_shipped_scorer_is_valid():

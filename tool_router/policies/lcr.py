@@ -567,6 +567,11 @@ class ScorerModel(BaseModel):
     scope_threshold: float = Field(
         0.0, description='Requests whose in-scope probability is below this get no tool.'
     )
+    scope_override: float = Field(
+        2.0,
+        description='A request whose best tool probability reaches this is in scope whatever '
+        'the scope model says (above 1: never).',
+    )
     trained_on: str = Field(
         '', description='Dataset the model was fitted on (never a test split).'
     )
@@ -626,15 +631,17 @@ def decide(
     max_tools: int | None,
     in_scope: float | None = None,
     scope_threshold: float = 0.0,
+    scope_override: float = 2.0,
 ) -> list[int]:
     """Indices of the kept tools, best first (all of them when ``max_tools`` is None).
 
     Without a scope decision (``in_scope`` None), nothing is kept unless some tool clears
-    ``threshold``. With one, a request below ``scope_threshold`` gets nothing, and any other
-    request gets at least its best tool: weak evidence for an in-scope request is still the best
+    ``threshold``. With one, a request below ``scope_threshold`` gets nothing unless its best
+    tool's probability reaches ``scope_override``, and any other request gets at least its best
+    tool: weak evidence for an in-scope request is still the best
     guess, where an empty answer serves nobody.
     """
-    if in_scope is not None and in_scope < scope_threshold:
+    if in_scope is not None and in_scope < scope_threshold and probs.max() < scope_override:
         return []
     keep = set(np.flatnonzero(probs >= threshold).tolist())
     if keep and per_clause:
@@ -704,6 +711,7 @@ class LearnedClauseRouter:
             None,  # the router cuts at max_tools and reports the cut
             in_scope,
             self.scope_threshold,
+            self.model.scope_override,
         )
         order = np.argsort(-probs)
         clauses: list[Clause] = feats.clauses

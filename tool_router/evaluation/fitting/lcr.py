@@ -42,6 +42,11 @@ SEED = 20261130
 # on v2 dev, 2 raised the objective over none (benchmarks/RESULTS.md, ablations).
 AUGMENT_PER_REQUEST = 2
 THRESHOLDS = np.round(np.arange(0.10, 0.86, 0.025), 3)
+# A request whose best tool reaches the scope override is in scope whatever the scope model says
+# (an order the scorer is sure of, in wording close to an out-of-scope phrase: "follow the
+# tractor"); NO_OVERRIDE (above any probability) turns it off.
+NO_OVERRIDE = 2.0
+SCOPE_OVERRIDES = (0.9, 0.95, 0.97, 0.99, NO_OVERRIDE)
 SCOPE_THRESHOLDS = np.round(np.arange(0.05, 0.951, 0.025), 3)
 
 
@@ -76,15 +81,17 @@ def choose_thresholds(
     scope_p: np.ndarray | None = None,
     *,
     max_tools: int,
-) -> tuple[float, float, float, float]:
-    """(threshold, clause threshold, scope threshold, objective) on cross-validated predictions.
+) -> tuple[float, float, float, float, float]:
+    """(threshold, clause, scope threshold, scope override, objective) on CV predictions.
 
-    With a scope model, a request below the scope threshold gets nothing and any other gets at
-    least its best tool, so for each pair of tool thresholds the scope threshold is a cheap sweep.
+    With a scope model, a request below the scope threshold gets nothing (unless its best tool
+    reaches the scope override) and any other gets at least its best tool, so for each pair of
+    tool thresholds the two scope constants are a cheap sweep.
     """
     levels = np.array([ex.level for ex in examples])
     oos = levels == 'out_of_scope'
-    best = (-1.0, 0.5, 0.5, 0.0)
+    top = probs.max(axis=1)
+    best = (-1.0, 0.5, 0.5, 0.0, NO_OVERRIDE)
     routed_all = (1.0, 0.0) if scope_p is not None else ()  # every request in scope
     for t in THRESHOLDS:
         for ct in [c for c in THRESHOLDS if c <= t] if per_clause else [t]:
@@ -95,7 +102,7 @@ def choose_thresholds(
             if scope_p is None:
                 score = objective(examples, preds)[0]
                 if score > best[0] + 1e-9:
-                    best = (score, float(t), float(ct), 0.0)
+                    best = (score, float(t), float(ct), 0.0, NO_OVERRIDE)
                 continue
             comp = np.array(
                 [
@@ -104,12 +111,13 @@ def choose_thresholds(
                 ]
             )
             for ts in SCOPE_THRESHOLDS:
-                routed = scope_p >= ts
-                empty = ~routed | np.array([not p for p in preds])
-                score = objective_arrays(levels, np.where(routed, comp, 0.0), empty)[0]
-                if score > best[0] + 1e-9:
-                    best = (score, float(t), float(ct), float(ts))
-    return best[1], best[2], best[3], best[0]
+                for so in SCOPE_OVERRIDES:
+                    routed = (scope_p >= ts) | (top >= so)
+                    empty = ~routed | np.array([not p for p in preds])
+                    score = objective_arrays(levels, np.where(routed, comp, 0.0), empty)[0]
+                    if score > best[0] + 1e-9:
+                        best = (score, float(t), float(ct), float(ts), float(so))
+    return best[1], best[2], best[3], best[4], best[0]
 
 
 def _progress(items: Sequence[Any], desc: str) -> Any:
@@ -193,6 +201,7 @@ class CVResult:
     threshold: float
     clause_threshold: float
     scope_threshold: float
+    scope_override: float
     macro: float
     oos_empty: float
     in_empty: float
@@ -219,10 +228,10 @@ def evaluate_cv(
     rows = Rows.of(examples, feats, names, v.tool_prior)
     extra, source = _augmented_rows(examples, augmented, aug_feats, names, v.tool_prior)
     oof, oof_scope = cross_validate(rows, v.scope, extra, source)
-    t, ct, ts, _ = choose_thresholds(examples, feats, oof, names, v.per_clause, oof_scope,
+    t, ct, ts, so, _ = choose_thresholds(examples, feats, oof, names, v.per_clause, oof_scope,
                                      max_tools=max_tools)
     scope_args = (
-        [(float(p), ts) for p in oof_scope] if oof_scope is not None else [()] * len(feats)
+        [(float(p), ts, so) for p in oof_scope] if oof_scope is not None else [()] * len(feats)
     )
     preds = [
         {names[j] for j in decide(p, f, t, ct, v.per_clause, max_tools, *a)}
@@ -232,7 +241,7 @@ def evaluate_cv(
     in_empty = float(
         np.mean([not p for p, ex in zip(preds, examples) if ex.level != 'out_of_scope'])
     )
-    return CVResult(t, ct, ts, macro, oos, in_empty, preds, oof, oof_scope)
+    return CVResult(t, ct, ts, so, macro, oos, in_empty, preds, oof, oof_scope)
 
 
 def _augmented_rows(
@@ -273,7 +282,8 @@ def fit_variant(
     mean, scale, w, scope_w = _fit_rows(rows, v.scope)
     log(
         f'{variant:22s} threshold {cv.threshold:.3f} clause {cv.clause_threshold:.3f} '
-        f'scope {cv.scope_threshold:.3f}  cross-validated dev: macro composite {cv.macro:.4f}, '
+        f'scope {cv.scope_threshold:.3f} override {cv.scope_override:.2f}  '
+        f'cross-validated dev: macro composite {cv.macro:.4f}, '
         f'out-of-scope empty {cv.oos_empty:.3f}, in-scope empty {cv.in_empty:.3f}'
     )
     return ScorerModel(
@@ -288,6 +298,7 @@ def fit_variant(
         scope_features=list(SCOPE_FEATURES) if v.scope else [],
         scope_weights=scope_w.tolist() if v.scope else [],
         scope_threshold=cv.scope_threshold,
+        scope_override=cv.scope_override,
         trained_on=source,
         cv_macro_composite=round(cv.macro, 4),
     )
