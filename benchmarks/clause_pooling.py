@@ -98,12 +98,16 @@ def main() -> None:
             p.route(text, 8)
     lat: dict[str, list[float]] = {'floor': [], 'fragments': [], 'pooled': []}
     passes = {label: 0 for label in policies}
+    sequences = {label: 0 for label in policies}
     for text in texts:
         lat['floor'].append(timed(lambda t: inner.encode([t]), text))
         for label, p in policies.items():
             before = inner.passes
             lat[label].append(timed(lambda t, p=p: p.route(t, 8), text))
             passes[label] += inner.passes - before
+            # Sequences the model ran: the distinct fragments, or the one request (pooled).
+            fragments = p.route(text, 8).fragments
+            sequences[label] += 1 if label == 'pooled' else len(set(fragments))
     out['floor_p50_ms'] = pct(lat['floor'], 50)
     for label in policies:
         out[f'{label}_p50_ms'] = pct(lat[label], 50)
@@ -111,14 +115,17 @@ def main() -> None:
         out[f'{label}_over_floor'] = out[f'{label}_p50_ms'] / out['floor_p50_ms']
         out[f'{label}_p99_over_p50'] = out[f'{label}_p99_ms'] / out[f'{label}_p50_ms']
         out[f'{label}_passes_per_request'] = passes[label] / len(texts)
+        out[f'{label}_sequences_per_request'] = sequences[label] / len(texts)
     out['n_timed'] = len(texts)
     out['load_average_end'] = list(os.getloadavg())
-    print('| lcr | cv macro composite (dev) | p50 over floor | p99 over p50 | passes/request |')
+    print('| lcr | cv macro composite (dev) | p50 over floor | p99 over p50 | forward calls / '
+          'sequences per request |')
     print('|---|---|---|---|---|')
     for label in policies:
         print(f"| {label} | {out[f'{label}_cv_macro_composite']:.4f} "
               f"| {out[f'{label}_over_floor']:.2f}x | {out[f'{label}_p99_over_p50']:.2f}x "
-              f"| {out[f'{label}_passes_per_request']:.2f} |")
+              f"| {out[f'{label}_passes_per_request']:.2f} / "
+              f"{out[f'{label}_sequences_per_request']:.2f} |")
     print(json.dumps(out))
     if args.json:
         args.json.write_text(json.dumps(out, indent=2))

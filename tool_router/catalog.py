@@ -23,8 +23,10 @@ import hashlib
 import json
 import re
 from enum import Enum
+from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterator
+from types import MappingProxyType
+from typing import Any, Iterator, Mapping
 
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -154,15 +156,15 @@ class Catalog(BaseModel):
     def __contains__(self, name: object) -> bool:
         return name in self.by_name
 
-    @property
+    @cached_property
     def names(self) -> tuple[str, ...]:
-        """Tool names in catalog order."""
+        """Tool names in catalog order (computed once: the catalog is frozen)."""
         return tuple(t.name for t in self.tools)
 
-    @property
-    def by_name(self) -> dict[str, Tool]:
-        """Tools by name."""
-        return {t.name: t for t in self.tools}
+    @cached_property
+    def by_name(self) -> Mapping[str, Tool]:
+        """Tools by name (computed once; every answer is validated against it)."""
+        return MappingProxyType({t.name: t for t in self.tools})
 
     def get(self, name: str) -> Tool:
         """The tool called ``name``; a CatalogError names unknown ones."""

@@ -197,6 +197,7 @@ class CatalogIndex:
         self.content_hash = digest
         self.state: dict[str, str] = {}
         self._collections: dict[str, Any] = {}
+        self._counts: dict[str, int] = {}
         self._open_lock = threading.Lock()
         self._cache_file = Path(cache_dir) / f'{prefix}-vectors.npz' if cache_dir else None
         cached = self._read_cache() if lazy else None
@@ -405,7 +406,7 @@ class CatalogIndex:
         if not self._collections:
             self._open()
         col = self._collections[which]
-        k = max(1, min(k, col.count()))
+        k = max(1, min(k, self._count(which)))
         try:
             res = col.query(
                 query_embeddings=np.asarray(vectors, dtype=np.float32),
@@ -431,13 +432,19 @@ class CatalogIndex:
             try:
                 res = col.query(
                     query_embeddings=np.asarray(vectors, dtype=np.float32),
-                    n_results=max(1, min(k, col.count())),
+                    n_results=max(1, min(k, self._count(which))),
                     include=['metadatas'],
                 )
             except Exception as exc:  # noqa: BLE001
                 raise IndexStoreError(f'query failed: {exc}', where=col.name) from None
             tools.update(m['tool'] for metas in res['metadatas'] for m in metas)
         return tools
+
+    def _count(self, which: str) -> int:
+        """Records of a collection (fixed while the index lives; Chroma's count() costs ms)."""
+        if which not in self._counts:
+            self._counts[which] = int(self._collections[which].count())
+        return self._counts[which]
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` with the index's encoder."""

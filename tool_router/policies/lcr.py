@@ -456,7 +456,10 @@ class FeatureExtractor:
         found = self._keywords.hits(pos_text)
         F[list(found), f['kw_hit']] = 1.0
         F[:, f['kw_name_hit']] = self._keywords.named(words(full))
-        return [found.get(j, []) for j in range(len(self.names))]
+        hits: list[list[str]] = [[]] * len(self.names)  # one shared empty list, never mutated
+        for j, kws in found.items():
+            hits[j] = kws
+        return hits
 
     def _scope_features(
         self, s: _Sims, clause_score: np.ndarray, pos: np.ndarray, rows: np.ndarray
