@@ -180,6 +180,32 @@ def run_clients(texts: list[str], clients: int, per_client: int, timeout: float,
     }
 
 
+def router_counters(wait_s: float = 10.0) -> dict[str, float]:
+    """The router's own counters from one fresh /diagnostics message (batching, busy)."""
+    import rclpy
+    from diagnostic_msgs.msg import DiagnosticArray
+
+    from tool_router.nodes.client import RouteClient
+
+    got: dict[str, float] = {}
+
+    def on_diag(msg: Any) -> None:
+        for status in msg.status:
+            if status.name == 'tool_router: router':
+                for kv in status.values:
+                    try:
+                        got[kv.key] = float(kv.value)
+                    except ValueError:
+                        pass
+
+    with RouteClient(wait_s=60) as client:
+        client.node.create_subscription(DiagnosticArray, '/diagnostics', on_diag, 10)
+        deadline = time.perf_counter() + wait_s
+        while 'encoder_batches' not in got and time.perf_counter() < deadline:
+            rclpy.spin_once(client.node, timeout_sec=0.2)
+    return got
+
+
 def wait_first_answer(text: str, deadline_s: float) -> float:
     """Seconds until /route_request answers ``text`` successfully (from the call of this)."""
     from tool_router.nodes.client import RouteClient
@@ -348,7 +374,15 @@ def run(args: argparse.Namespace, skip: set[str]) -> dict[str, Any]:
                     fig['ros_overhead_ms'] = fig['ros_p50_ms'] - fig['ros_inproc_now_p50_ms']
                     fig['single_client_rps'] = single_rate
                 if 'clients' not in skip:
+                    before = router_counters()
                     c = run_clients(pool, args.clients, args.per_client, 30.0, tmp)
+                    after = router_counters()
+                    # Forward passes the concurrent requests shared (calls per pass).
+                    for key in ('encoder_batches', 'encoder_batched_calls'):
+                        if key in after:
+                            c[key] = after[key] - before.get(key, 0.0)
+                    if c.get('encoder_batches'):
+                        c['calls_per_pass'] = c['encoder_batched_calls'] / c['encoder_batches']
                     fig['clients'] = c
                     if 'single_client_rps' in fig:
                         fig['clients_throughput_ratio'] = c['throughput_rps'] / fig[
@@ -451,7 +485,8 @@ def print_table(f: dict[str, Any]) -> None:
          f'{c.get("throughput_rps", float("nan")):.1f} req/s = '
          f'{g("clients_throughput_ratio", "{:.2f}")}x one client; p99 '
          f'{c.get("p99_ms", float("nan")):.1f} ms ({g("clients_p99_over_single_p50", "{:.2f}")}x '
-         f'single p50); unanswered {c.get("unanswered", "?")}, busy {c.get("busy", "?")}'
+         f'single p50); unanswered {c.get("unanswered", "?")}, busy {c.get("busy", "?")}; '
+         f'{c.get("calls_per_pass", float("nan")):.2f} requests per forward pass'
          if c else 'skipped'),
         ('cold start to first answer (index built)', f'{g("cold_start_s", "{:.2f}")} s '
                                                      f'(first start with build '

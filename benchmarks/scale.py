@@ -16,7 +16,10 @@ load changes hit all alike, on the same development requests:
 
 Reported: start-up seconds (router construction, index reused or built), resident memory
 after start and peak, the three p50/p99, ratios to the floor and to the 42-tool figures of
-the same run. The shared machine makes absolute figures noisy: compare ratios of one run.
+the same run. Then all sizes again in one process sharing one encoder, request by request
+(``lcr`` as configured: exact or shortlist by ``exact_max_records``), so that the ratio to
+the 42-tool p50 does not depend on the load of different minutes. The shared machine makes
+absolute figures noisy: compare ratios of one run.
 """
 from __future__ import annotations
 
@@ -120,6 +123,58 @@ def one_size(n_tools: int, n: int, chroma_dir: Path | None, threads: int) -> dic
     }
 
 
+def interleaved(sizes: list[int], n: int, chroma_dir: Path | None, threads: int
+                ) -> dict[str, Any]:
+    """All sizes in one process, one encoder, request by request: ratios free of load drift."""
+    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(ROOT / 'benchmarks'))
+    import catalog_gen
+    from tool_router.config import load_router_config
+    from tool_router.router import Router
+
+    work = Path(tempfile.mkdtemp(prefix='tr-scale-'))
+    routers: dict[int, Any] = {}
+    encoder = None
+    for size in sizes:
+        overrides: dict[str, Any] = {'encoder.threads': threads}
+        if size != 42:
+            overrides['catalog'] = str(catalog_gen.write(
+                size, work / f'catalog{size}.yaml', ROOT / 'config' / 'catalog.yaml'))
+        if chroma_dir is None:
+            overrides['chroma_ephemeral'] = True
+        else:
+            overrides['chroma_path'] = str(chroma_dir / f'tools{size}')
+        routers[size] = Router(load_router_config(overrides=overrides), encoder=encoder)
+        encoder = routers[size].encoder
+    inner = getattr(encoder, 'inner', encoder)
+    lines = (ROOT / 'benchmarks' / 'data' / 'dev.jsonl').read_text().splitlines()
+    pool = [json.loads(line)['request'] for line in lines]
+    texts = [pool[i % len(pool)] for i in range(n)]
+    lat: dict[str, list[float]] = {'floor': [], **{str(s): [] for s in sizes}}
+    for i, text in enumerate(texts + texts[:5]):
+        t = time.perf_counter()
+        inner.encode([text])
+        floor_ms = (time.perf_counter() - t) * 1000.0
+        row = {}
+        for size, router in routers.items():
+            t = time.perf_counter()
+            router.route(text, 'lcr')
+            row[str(size)] = (time.perf_counter() - t) * 1000.0
+        if i >= 5:  # the first five warm up
+            lat['floor'].append(floor_ms)
+            for key, ms in row.items():
+                lat[key].append(ms)
+    base = pct(lat[str(sizes[0])], 50)
+    return {
+        'floor_p50_ms': pct(lat['floor'], 50),
+        'sizes': {key: {'p50_ms': pct(v, 50), 'p99_ms': pct(v, 99),
+                        'over_first_p50': pct(v, 50) / base,
+                        'search': 'exact' if routers[int(key)].index.exact else 'hnsw'}
+                  for key, v in lat.items() if key != 'floor'},
+        'n': n, 'load_average': list(os.getloadavg()),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--sizes', default='42,800,5000')
@@ -129,17 +184,22 @@ def main() -> None:
     ap.add_argument('--smoke', action='store_true', help='sizes 42,120, 6 requests, in memory')
     ap.add_argument('--json', type=Path)
     ap.add_argument('--one', type=int, help=argparse.SUPPRESS)
+    ap.add_argument('--together', action='store_true', help=argparse.SUPPRESS)
     args = ap.parse_args()
     os.environ.setdefault('TOKENIZERS_PARALLELISM', 'false')
+    sizes = [int(s) for s in ('42,120' if args.smoke else args.sizes).split(',')]
+    if args.together:
+        print(json.dumps(interleaved(sizes, args.n, args.chroma_dir, args.threads)))
+        return
     if args.one is not None:
         print(json.dumps(one_size(args.one, args.n, args.chroma_dir, args.threads)))
         return
     if args.smoke:
-        args.sizes, args.n, args.chroma_dir = '42,120', 6, None
-    rows = []
-    for size in [int(s) for s in args.sizes.split(',')]:
-        cmd = [sys.executable, __file__, '--one', str(size), '-n', str(args.n),
-               '--threads', str(args.threads)]
+        args.n, args.chroma_dir = 6, None
+
+    def child(extra: list[str]) -> dict[str, Any]:
+        cmd = [sys.executable, __file__, *extra, '-n', str(args.n), '--threads',
+               str(args.threads), '--sizes', ','.join(map(str, sizes))]
         if args.chroma_dir:
             cmd += ['--chroma-dir', str(args.chroma_dir)]
         path = str(ROOT) + os.pathsep + os.environ.get('PYTHONPATH', '')
@@ -147,9 +207,12 @@ def main() -> None:
         out = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
         lines = [line for line in out.stdout.splitlines() if line.startswith('{')]
         if out.returncode or not lines:
-            raise SystemExit(f'size {size} failed:\n{out.stderr[-3000:]}')
-        rows.append(json.loads(lines[-1]))
-        print(f'{size} tools measured', file=sys.stderr, flush=True)
+            raise SystemExit(f'{extra} failed:\n{out.stderr[-3000:]}')
+        print(f'{extra} measured', file=sys.stderr, flush=True)
+        return dict(json.loads(lines[-1]))
+
+    rows = [child(['--one', str(size)]) for size in sizes]
+    together = child(['--together'])
     small = next((r for r in rows if r['tools'] == 42), rows[0])
     for r in rows:
         r['exact_over_floor'] = r['exact_p50_ms'] / r['floor_p50_ms']
@@ -157,8 +220,14 @@ def main() -> None:
         r['exact_over_42'] = r['exact_over_floor'] / small['exact_over_floor']
         r['hnsw_over_42'] = r['hnsw_over_floor'] / small['exact_over_floor']
     print_table(rows)
+    floor = together['floor_p50_ms']
+    print(f'\nAll sizes in one process, interleaved (floor p50 {floor:.1f} ms):')
+    print('| tools | search | lcr p50 / p99 | p50 over the first size |\n|---|---|---|---|')
+    for key, v in together['sizes'].items():
+        print(f"| {key} | {v['search']} | {v['p50_ms']:.1f} / {v['p99_ms']:.1f} ms "
+              f"| {v['over_first_p50']:.2f}x |")
     if args.json:
-        args.json.write_text(json.dumps(rows, indent=2))
+        args.json.write_text(json.dumps({'sizes': rows, 'together': together}, indent=2))
 
 
 def print_table(rows: list[dict[str, Any]]) -> None:

@@ -23,8 +23,11 @@ def run(args: list[str]) -> subprocess.CompletedProcess:
 def test_scale_smoke_reports_every_size(tmp_path):
     out = tmp_path / 'scale.json'
     proc = run(['benchmarks/scale.py', '--smoke', '--json', str(out)])
-    rows = json.loads(out.read_text())
+    figures = json.loads(out.read_text())
+    rows = figures['sizes']
     assert [r['tools'] for r in rows] == [42, 120]
+    together = figures['together']['sizes']
+    assert set(together) == {'42', '120'} and together['42']['over_first_p50'] == 1.0
     assert rows[1]['records'] > rows[0]['records']
     for r in rows:
         assert set(r['index_state'].values()) == {'embedded'}  # in memory, no Chroma to start

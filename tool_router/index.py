@@ -182,6 +182,7 @@ class CatalogIndex:
         self._client = None if lazy else client
         self.warning = ''
         self.tool_records, self.phrase_records = build_records(catalog)
+        self._tool_of_id = {r.id: r.tool for r in self.tool_records + self.phrase_records}
         self.exact = len(self.tool_records) + len(self.phrase_records) <= exact_max_records
         digest = hashlib.sha256(
             json.dumps(
@@ -430,14 +431,15 @@ class CatalogIndex:
         for which in ('tools', 'phrases'):
             col = self._collections[which]
             try:
+                # Ids only: fetching metadata from Chroma's SQLite tripled the query time.
                 res = col.query(
                     query_embeddings=np.asarray(vectors, dtype=np.float32),
                     n_results=max(1, min(k, self._count(which))),
-                    include=['metadatas'],
+                    include=[],
                 )
             except Exception as exc:  # noqa: BLE001
                 raise IndexStoreError(f'query failed: {exc}', where=col.name) from None
-            tools.update(m['tool'] for metas in res['metadatas'] for m in metas)
+            tools.update(self._tool_of_id[i] for ids in res['ids'] for i in ids)
         return tools
 
     def _count(self, which: str) -> int:
