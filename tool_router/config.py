@@ -62,7 +62,7 @@ class BaseRouterConfig(BaseModel):
     )
     chroma_prefix: str = Field('tool-router', description='Collection name prefix.')
     exact_max_records: int = Field(
-        30_000,
+        10_000,
         ge=0,
         description='Catalogs with at most this many index records (tools + phrases) are '
         'scored exactly without opening Chroma; larger ones are shortlisted by HNSW first '

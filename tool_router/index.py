@@ -60,7 +60,7 @@ HNSW_CONFIG = {'space': 'l2', 'max_neighbors': 16, 'ef_construction': 100, 'ef_s
 # Catalogs with more records than this are shortlisted by HNSW before exact scoring
 # (measured: benchmarks/scale.py, docs/PERFORMANCE.md "Scale"); the router's
 # ``exact_max_records`` parameter overrides it.
-EXACT_MAX_RECORDS = 30_000
+EXACT_MAX_RECORDS = 10_000
 
 
 @dataclass(frozen=True)
