@@ -182,7 +182,6 @@ def run_clients(texts: list[str], clients: int, per_client: int, timeout: float,
 
 def router_counters(wait_s: float = 10.0) -> dict[str, float]:
     """The router's own counters from one fresh /diagnostics message (batching, busy)."""
-    import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
 
     from tool_router.nodes.client import RouteClient
@@ -202,7 +201,7 @@ def router_counters(wait_s: float = 10.0) -> dict[str, float]:
         client.node.create_subscription(DiagnosticArray, '/diagnostics', on_diag, 10)
         deadline = time.perf_counter() + wait_s
         while 'encoder_batches' not in got and time.perf_counter() < deadline:
-            rclpy.spin_once(client.node, timeout_sec=0.2)
+            client.session.spin_once(0.2)
     return got
 
 
