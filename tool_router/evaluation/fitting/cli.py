@@ -1,4 +1,4 @@
-"""``tool-router fit lcr | gate | cdb``: the fitting commands, on development data only."""
+"""``tool-router fit lcr | encoder | gate | cdb``: the fitting commands, on development data."""
 
 from __future__ import annotations
 
@@ -44,6 +44,29 @@ def cmd_fit_lcr(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_fit_encoder(args: argparse.Namespace) -> int:
+    """Fine-tune the encoder's top layers; --out or --force decides where the patch goes."""
+    from tool_router.catalog import load_catalog
+    from tool_router.embeddings import PATCH_FILE
+    from tool_router.errors import ConfigError
+    from tool_router.evaluation.fitting.encoder import fit
+    from tool_router.paths import config_path
+
+    if args.out:
+        out = Path(args.out)
+    elif args.force:
+        out = config_path(PATCH_FILE)
+    else:
+        raise ConfigError(
+            'no --out given',
+            hint=f'write the patch with --out FILE, or give --force to replace the installed '
+            f'{config_path(PATCH_FILE)} (then refit lcr on top: `tool-router fit lcr`)',
+        )
+    config = config_from_args(args, policy='cdbv3')
+    fit(Path(args.dataset), load_catalog(config.resolved_catalog()), out, log=_log)
+    return 0
+
+
 def cmd_fit_gate(args: argparse.Namespace) -> int:
     """Fit the hybrid gate and print the thresholds."""
     from tool_router.evaluation.fitting.gate import fit_gate, gate_rows
@@ -80,23 +103,29 @@ def cmd_fit_cdb(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add ``fit lcr|gate|cdb`` to the ``tool-router`` command line."""
+    """Add ``fit lcr|encoder|gate|cdb`` to the ``tool-router`` command line."""
     fit = sub.add_parser(
         'fit', help='fit or tune a policy on development data (never a test split)'
     )
     fsub = fit.add_subparsers(dest='fit_command', required=True, metavar='WHAT')
 
-    p = fsub.add_parser('lcr', help="fit the default policy's scorer and thresholds")
-    p.add_argument('--dataset', required=True, help='annotated JSONL (the dev split)')
-    out = p.add_mutually_exclusive_group()
-    out.add_argument('--out', help='model file to write')
-    out.add_argument('--force', action='store_true',
-                     help='replace the installed config/lcr_model.json')
-    p.add_argument('--augment', type=int, default=None, metavar='N',
-                   help='noisy training-only variants per request (0 = none; default: '
-                        'AUGMENT_PER_REQUEST of tool_router/evaluation/fitting/lcr.py, 2)')
-    add_config_args(p)
-    p.set_defaults(handler=cmd_fit_lcr)
+    for name, help_text, shipped, handler in (
+        ('lcr', "fit the default policy's scorer and thresholds", 'lcr_model.json', cmd_fit_lcr),
+        ('encoder', "fine-tune the sentence encoder's top layer (docs/ENCODER.md)",
+         'encoder_patch.safetensors', cmd_fit_encoder),
+    ):
+        p = fsub.add_parser(name, help=help_text)
+        p.add_argument('--dataset', required=True, help='annotated JSONL (the dev split)')
+        out = p.add_mutually_exclusive_group()
+        out.add_argument('--out', help='file to write')
+        out.add_argument('--force', action='store_true',
+                         help=f'replace the installed config/{shipped}')
+        if name == 'lcr':
+            p.add_argument('--augment', type=int, default=None, metavar='N',
+                           help='noisy training-only variants per request (0 = none; default: '
+                                'AUGMENT_PER_REQUEST of tool_router/evaluation/fitting/lcr.py, 2)')
+        add_config_args(p)
+        p.set_defaults(handler=handler)
 
     p = fsub.add_parser('gate', help="fit the hybrid policy's gate (prints the thresholds)")
     p.add_argument('--dataset', required=True, help='annotated JSONL (the dev split)')
