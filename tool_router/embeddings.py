@@ -155,7 +155,9 @@ def save_patch(tensors: dict[str, Any], out: Path, meta: dict[str, str]) -> None
     from safetensors.torch import save_file
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    save_file(dict(sorted(tensors.items())), str(out), metadata=meta)
+    # one metadata key: safetensors writes several in a random order (the file's hash would vary)
+    save_file(dict(sorted(tensors.items())), str(out),
+              metadata={'tool_router': json.dumps(meta, sort_keys=True)})
     out.chmod(0o644)  # a shipped file, readable by whoever installs it
 
 
@@ -184,7 +186,8 @@ def apply_patch(base: str, patch: Path) -> str:
     weights = load_file(str(root / 'model.safetensors'))
     new = load_file(str(patch))
     with safe_open(str(patch), 'np') as fh:
-        meta = fh.metadata() or {}
+        raw = fh.metadata() or {}
+    meta = json.loads(raw['tool_router']) if 'tool_router' in raw else raw
     bad = [k for k, v in new.items() if k not in weights or weights[k].shape != v.shape]
     if bad or not new:
         raise ConfigError(
