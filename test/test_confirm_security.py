@@ -72,7 +72,11 @@ def test_only_a_signed_confirmation_from_a_permitted_role_dispatches(tmp_path):
         assert not replay.success and 'replayed_nonce' in replay.message
 
         assert wait_until(lambda: len(armed) == 1, 30), executor.output
-        recs = [r for r in _wait_records(traces, rid, 9) if r.get('record') in (None, 'request')]
+        # the final record is written after the dispatch the peer has already seen: wait for it
+        # (9 security records alone can be on disk first)
+        assert wait_until(lambda: any(r.get('record') in (None, 'request')
+                                      for r in _wait_records(traces, rid, 1)), 30)
+        recs = [r for r in _wait_records(traces, rid, 10) if r.get('record') in (None, 'request')]
         assert len(recs) == 1
         tool = recs[0]['tools'][0]
         assert (tool['outcome'], tool['confirmation']['outcome']) == ('dispatched', 'approved')

@@ -37,6 +37,7 @@ class RosPeer:
         self._thread = threading.Thread(target=self._spin, daemon=True)
         self._thread.start()
         self._pubs: dict[str, object] = {}
+        self._clients: dict[tuple, object] = {}
         self.messages: dict[str, list] = {}
 
     def _spin(self) -> None:
@@ -85,17 +86,36 @@ class RosPeer:
         wait_until(lambda: sub.get_publisher_count() > 0, wait_s)
         return box
 
-    def call(self, srv_type, name: str, request, timeout_s: float = 10.0):
-        client = self.node.create_client(srv_type, name)
-        try:
+    def call(self, srv_type, name: str, request, timeout_s: float = 30.0):
+        """Call a service; one client per service for the peer's life (a fresh client's first
+        reply can be lost while the server's reply writer has not matched it yet, so a
+        /route_request client is first probed with an empty request, which changes nothing)."""
+        client = self._client(srv_type, name, timeout_s)
+        done = threading.Event()
+        future = client.call_async(request)
+        future.add_done_callback(lambda _: done.set())
+        assert done.wait(timeout_s), f'no answer from {name}'
+        return future.result()
+
+    def _client(self, srv_type, name: str, timeout_s: float):
+        key = (srv_type, name)
+        if key not in self._clients:
+            client = self.node.create_client(srv_type, name)
             assert client.wait_for_service(timeout_sec=timeout_s), f'{name} not available'
-            done = threading.Event()
-            future = client.call_async(request)
-            future.add_done_callback(lambda _: done.set())
-            assert done.wait(timeout_s), f'no answer from {name}'
-            return future.result()
-        finally:
-            self.node.destroy_client(client)
+            if srv_type.__name__ == 'RouteRequest':
+                assert wait_until(lambda: self._probe(client, srv_type), max(timeout_s, 60)), \
+                    f'{name} never answered a probe'
+            self._clients[key] = client
+        return self._clients[key]
+
+    @staticmethod
+    def _probe(client, srv_type) -> bool:
+        future = client.call_async(srv_type.Request(text=''))
+        if wait_until(future.done, 1.0):
+            return True
+        future.cancel()
+        client.remove_pending_request(future)
+        return False
 
     operators: Path | None = None  # set by the rig: confirmations are signed with these keys
 
