@@ -62,12 +62,8 @@ def ros(router_process):
 
 
 def _answered(client) -> bool:
-    future = client.call_async(RouteRequest.Request(text=''))
-    if wait_until(future.done, 1.0):
-        return True
-    future.cancel()
-    client.remove_pending_request(future)
-    return False
+    from test_executor_nodes import RosPeer
+    return RosPeer._probe(client, RouteRequest)
 
 
 def call(ros, text, policy='', max_tools=0, execute=False):
