@@ -160,6 +160,11 @@ class Clause:
     condition: str = ''  # for an action: the text of the condition that gates it
     steering: bool = False  # text that tries to steer the router, or asks about another time
 
+    @property
+    def embedded(self) -> str:
+        """The text lcr embeds: a condition with its connective, like the condition phrases."""
+        return f'{self.marker} {self.text}' if self.role == 'condition' else self.text
+
 
 def normalise(text: str) -> str:
     """Collapse whitespace and unify quotes; the text is otherwise unchanged."""

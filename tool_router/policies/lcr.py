@@ -301,9 +301,7 @@ class FeatureExtractor:
             full = self.speller.correct(full)
         clauses = split_clauses(full) or [Clause(0, full, 'action')]
         # Condition clauses are embedded with their connective, like the condition phrases.
-        frag_texts = [full] + [
-            f'{c.marker} {c.text}' if c.role == 'condition' else c.text for c in clauses
-        ]
+        frag_texts = [full] + [c.embedded for c in clauses]
         # A condition that opens with a pronoun is also read with the clause before it.
         resolved = [
             k

@@ -89,12 +89,8 @@ def catalog_classes(
 
 def clause_texts(request: str) -> list[str]:
     """The counting clauses of a request as lcr embeds them (conditions with their connective)."""
-    out = []
-    for c in split_clauses(normalise(request)):
-        if c.negated or c.steering:
-            continue
-        out.append(f'{c.marker} {c.text}' if c.role == 'condition' else c.text)
-    return out
+    return [c.embedded for c in split_clauses(normalise(request))
+            if not (c.negated or c.steering)]
 
 
 def build_training_set(
