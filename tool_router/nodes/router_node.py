@@ -432,9 +432,7 @@ class RouterNode(LifecycleNode):
                 self._counts['rejected'] += 1
             self.get_logger().warning(f'request {msg.request_id or "?"} rejected: {exc}')
             return
-        with self._lock:
-            self._counts['ok'] += 1
-            self._latencies.append(result.latency_ms)
+        self._count_answer(result.latency_ms)
         self._publish(result, execute=msg.execute, signed=msg)
 
     def _publish(self, result: RouteResult, execute: bool, signed: Any = None) -> None:
@@ -459,10 +457,9 @@ class RouterNode(LifecycleNode):
         with self._lock:
             lat = list(self._latencies) if self._latencies else None
             values.update({k: str(v) for k, v in self._counts.items()})
+            values['answers_lost'] = str(self._lost)
         values.update({k: str(v) for k, v in self._admission.counters().items()})
         values.update({k: str(v) for k, v in self._acks.counters().items()})
-        with self._lock:
-            values['answers_lost'] = str(self._lost)
         encoder = self.router.encoder if self.router else None
         if encoder is not None and hasattr(encoder, 'batches'):
             values['encoder_batches'] = str(encoder.batches)
