@@ -23,14 +23,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-
-def pct(values: list[float], q: float) -> float:
-    return float(np.percentile(np.asarray(values), q))
+from tool_router.stats import percentile as pct  # noqa: E402
 
 
 def main() -> None:

@@ -60,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     from tool_router.llm.settings import HybridParams, LLMParams
     from tool_router.paths import config_path
     from tool_router.router import Router
+    from tool_router.stats import percentile
 
     torch.set_num_threads(1)
     logging.getLogger('tool_router').setLevel(logging.ERROR)  # one warning per timeout
@@ -123,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def stats(a: np.ndarray) -> dict[str, float]:
         return {k: round(float(v), 1) for k, v in
-                (('median', np.median(a)), ('p95', np.percentile(a, 95)), ('max', a.max()))}
+                (('median', percentile(a, 50)), ('p95', percentile(a, 95)), ('max', a.max()))}
     print(json.dumps({'n': args.n, 'shape': args.shape, 'deadline_ms': args.deadline_ms,
                       'encoder': args.encoder, 'reasons': sorted(reasons),
                       'timeouts': timeouts, 'elapsed_ms': stats(ms),

@@ -33,13 +33,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / 'benchmarks')]
 
-
-def pct(values: list[float], q: float) -> float:
-    return float(np.percentile(np.asarray(values), q)) if values else float('nan')
+from tool_router.stats import percentile as pct  # noqa: E402
 
 
 def memory_mb() -> dict[str, float]:
@@ -54,8 +52,6 @@ def memory_mb() -> dict[str, float]:
 
 def one_size(n_tools: int, n: int, chroma_dir: Path | None, threads: int) -> dict[str, Any]:
     """Measure one catalog size in this process (see the module docstring)."""
-    sys.path.insert(0, str(ROOT))
-    sys.path.insert(0, str(ROOT / 'benchmarks'))
     import catalog_gen
     from tool_router.config import load_router_config
     from tool_router.router import Router
@@ -126,8 +122,6 @@ def one_size(n_tools: int, n: int, chroma_dir: Path | None, threads: int) -> dic
 def interleaved(sizes: list[int], n: int, chroma_dir: Path | None, threads: int
                 ) -> dict[str, Any]:
     """All sizes in one process, one encoder, request by request: ratios free of load drift."""
-    sys.path.insert(0, str(ROOT))
-    sys.path.insert(0, str(ROOT / 'benchmarks'))
     import catalog_gen
     from tool_router.config import load_router_config
     from tool_router.router import Router
