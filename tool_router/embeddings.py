@@ -330,7 +330,6 @@ class OnnxSentenceModel:
             out.append(pooled / norms)
         return np.concatenate(out).astype(np.float32)
 
-
     def encode_spans(self, text: str, spans: Sequence[Sequence[tuple[int, int]]]) -> np.ndarray:
         """One forward pass of ``text``: row 0 its sentence vector, then one row per span set.
 

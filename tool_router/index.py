@@ -308,21 +308,18 @@ class CatalogIndex:
         A failed add names its chunk and the store's batch limit; it is not blamed on a
         corrupt index, and errors of the encoder pass through as they are.
         """
-        start = time.perf_counter()
         limit = max_batch_size(self._client)
         step = max(1, min(EMBED_CHUNK, limit))
+        if vectors is None:
+            vectors = self._embed(name, records, step)
+        start = time.perf_counter()
         loud = self._progress is not None and len(records) > PROGRESS_EVERY
         for lo in range(0, len(records), step):
             chunk = records[lo : lo + step]
-            embeddings = (
-                vectors[lo : lo + step]
-                if vectors is not None
-                else self.encoder.encode([r.text for r in chunk])
-            )
             try:
                 col.add(
                     ids=[r.id for r in chunk],
-                    embeddings=embeddings,
+                    embeddings=vectors[lo : lo + step],
                     documents=[r.text for r in chunk],
                     metadatas=[{'tool': r.tool, 'kind': r.kind} for r in chunk],
                 )
@@ -342,17 +339,17 @@ class CatalogIndex:
         if self._progress is not None:
             self._progress(f'{what} ({time.perf_counter() - start:.0f} s)')
 
-    def _embed(self, name: str, records: list[Record]) -> np.ndarray:
-        """Vectors of ``records`` from the encoder, in chunks, with progress for large builds."""
+    def _embed(self, name: str, records: list[Record], step: int = EMBED_CHUNK) -> np.ndarray:
+        """Vectors of ``records`` from the encoder, ``step`` at a time, with progress."""
         if not records:
             return np.zeros((0, 1), dtype=np.float32)
         start = time.perf_counter()
         loud = len(records) > PROGRESS_EVERY
         parts = []
-        for lo in range(0, len(records), EMBED_CHUNK):
-            parts.append(self.encoder.encode([r.text for r in records[lo : lo + EMBED_CHUNK]]))
+        for lo in range(0, len(records), step):
+            parts.append(self.encoder.encode([r.text for r in records[lo : lo + step]]))
             done = lo + len(parts[-1])
-            if loud and (done == len(records) or (done // EMBED_CHUNK) % 10 == 0):
+            if loud and (done == len(records) or (done // step) % 10 == 0):
                 self._report(f'embedding {name}: {done}/{len(records)} records', start)
         self.build_seconds += time.perf_counter() - start
         return np.asarray(np.concatenate(parts), dtype=np.float32)
