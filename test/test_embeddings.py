@@ -3,7 +3,12 @@ import numpy as np
 import pytest
 import torch
 
-from tool_router.embeddings import SentenceTransformerEncoder, resolve_device, resolve_model
+from tool_router.embeddings import (
+    SentenceTransformerEncoder,
+    length_groups,
+    resolve_device,
+    resolve_model,
+)
 from tool_router.errors import ConfigError
 
 
@@ -57,6 +62,41 @@ def test_onnx_backend_matches_torch_and_is_cached(encoder, tmp_path, monkeypatch
     again = SentenceTransformerEncoder(encoder.model_id, 'cpu', backend='onnx')  # from cache
     assert list(tmp_path.rglob('model.onnx')) == exported
     assert np.allclose(again.encode(texts), onnx.encode(texts), atol=1e-6)
+
+
+def test_length_groups_cut_sorted_texts_into_passes_by_padding_and_pass_cost():
+    # a request of 20 tokens and its clauses of 8-9: the clauses are not padded to 20
+    assert length_groups([20, 9, 8, 8], 64, pass_cost=12) == [(0, 1), (1, 4)]
+    # similar lengths share one pass; one text is one pass; nothing is none
+    assert length_groups([10, 10, 9], 64, pass_cost=12) == [(0, 3)]
+    assert length_groups([7], 64) == [(0, 1)] and length_groups([], 64) == []
+    # no pass holds more than batch_size texts, and the slices cover every text once, in order
+    groups = length_groups([5] * 10, 4, pass_cost=12)
+    assert all(hi - lo <= 4 for lo, hi in groups)
+    assert [i for lo, hi in groups for i in range(lo, hi)] == list(range(10))
+    # a free pass puts every text in its own pass (no padding at all)
+    assert length_groups([9, 5, 3], 64, pass_cost=0) == [(0, 1), (1, 2), (2, 3)]
+
+
+def test_onnx_vectors_do_not_depend_on_the_texts_sharing_a_pass(encoder, monkeypatch):
+    onnx = SentenceTransformerEncoder(encoder.model_id, 'cpu', backend='onnx')
+    session = onnx._model.session
+    shapes = []
+
+    class Recording:  # the real session, its input shapes recorded
+        def run(self, names, feed):
+            shapes.append(feed['input_ids'].shape)
+            return session.run(names, feed)
+
+    monkeypatch.setattr(onnx._model, 'session', Recording())
+    texts = ['fly to the north field, photograph the barn and when the battery is low '
+             'come back home and land there', 'land', 'photograph the barn', 'come back home']
+    together = onnx.encode(texts)
+    alone = np.concatenate([onnx.encode([t]) for t in texts])
+    assert np.allclose(together, alone, atol=1e-6)
+    # the long request went in a pass of its own; the clauses were not padded to its length
+    assert len(shapes) == 2 + len(texts)
+    assert shapes[0][0] == 1 and shapes[1][0] == 3 and shapes[1][1] < shapes[0][1] / 2
 
 
 def test_unknown_backend_is_a_clear_error():
