@@ -97,8 +97,15 @@ def stamp_now(node: Node) -> Any:
     return node.get_clock().now().to_msg()
 
 
-def spin(make_node: Callable[[], Node], args: list[str] | None = None, threads: int = 4) -> int:
-    """Init rclpy, build the node, spin a multi-threaded executor, shut down cleanly."""
+def spin(
+    make_node: Callable[[], Node],
+    args: list[str] | None = None,
+    threads: int | Callable[[Any], int] = 4,
+) -> int:
+    """Init rclpy, build the node, spin a multi-threaded executor, shut down cleanly.
+
+    ``threads`` may be a function of the built node (a count from its parameters).
+    """
     rclpy.init(args=args)
     node = None
     try:
@@ -106,7 +113,8 @@ def spin(make_node: Callable[[], Node], args: list[str] | None = None, threads: 
         startup = getattr(node, 'startup', None)
         if startup is not None and not startup():
             return 1
-        executor = MultiThreadedExecutor(num_threads=threads)
+        count = threads(node) if callable(threads) else threads
+        executor = MultiThreadedExecutor(num_threads=count)
         executor.add_node(node)
         executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):

@@ -47,7 +47,7 @@ from tool_router.nodes.common import (
     startup_problem,
 )
 from tool_router.router import RouteResult, Router
-from tool_router.serving import BUSY, Admission
+from tool_router.serving import BUSY, Admission, ServingParams
 from tool_router.srv import RouteRequest
 from tool_router.stats import percentiles
 
@@ -140,7 +140,9 @@ class RouterNode(LifecycleNode):
         # run at once and answers the rest "busy". The service's DDS history is deep enough
         # that a burst waits for a thread instead of being overwritten (KEEP_LAST 10, the
         # default, silently dropped requests of more than 10 concurrent clients).
-        serving = RouterConfig.model_validate(self._defaults).serving
+        serving = self._serving_params()
+        self.serving_threads = serving.threads  # main() builds the executor with this many
+        self._queue_depth = serving.queue_depth
         self._admission = Admission(serving)
         self._serve_group = ReentrantCallbackGroup()
         self._topic_group = MutuallyExclusiveCallbackGroup()
@@ -163,6 +165,19 @@ class RouterNode(LifecycleNode):
         self._lost = 0
         watch_dropped_responses()
         self.add_on_set_parameters_callback(self._on_set_parameters)
+
+    def _serving_params(self) -> ServingParams:
+        """``serving.*`` as the node starts: router.yaml, then a params file or ``-p``.
+
+        ``threads`` and ``queue_depth`` are fixed from here on (executor, service QoS).
+        Values that do not validate fall back to router.yaml's here; configure then
+        refuses them with the validation error.
+        """
+        names = [n for n in self._names if n.startswith('serving.')]
+        try:
+            return ServingParams.model_validate(parameters_as_dict(self, names)['serving'])
+        except pydantic.ValidationError:
+            return RouterConfig.model_validate(self._defaults).serving
 
     # -- lifecycle ---------------------------------------------------------
     def startup(self) -> bool:
@@ -237,7 +252,10 @@ class RouterNode(LifecycleNode):
     def on_activate(self, state: State) -> TransitionCallbackReturn:
         """Start serving /route_request."""
         self._active = True
-        self.get_logger().info(f"serving {self.resolve_service_name('route_request')}")
+        self.get_logger().info(
+            f"serving {self.resolve_service_name('route_request')} ({self.serving_threads} "
+            f'executor threads, queue depth {self._queue_depth})'
+        )
         return super().on_activate(state)
 
     def on_deactivate(self, state: State) -> TransitionCallbackReturn:
@@ -485,9 +503,8 @@ class RouterNode(LifecycleNode):
 
 
 def main(args: list[str] | None = None) -> int:
-    """Run the router node until interrupted (threads: serving.threads of router.yaml)."""
-    threads = load_router_config().serving.threads  # the node's own params may change it later
-    return spin(RouterNode, args, threads=threads)
+    """Run the router node until interrupted (``serving.threads``: router.yaml, params, ``-p``)."""
+    return spin(RouterNode, args, threads=lambda node: int(node.serving_threads))
 
 
 if __name__ == '__main__':
