@@ -12,7 +12,9 @@ load changes hit all alike, on the same development requests:
 * floor: one forward pass of the request (the router's encoder);
 * ``lcr`` with exact scoring (every record, a dense product);
 * ``lcr`` with an HNSW shortlist (Chroma's top records per fragment, then exact scoring of
-  the shortlisted tools only), and how often its selection differs from the exact one.
+  the shortlisted tools only), and how often its selection differs from the exact one;
+* ``lcr`` with the centroid shortlist (the tools whose record centroids are nearest, in
+  numpy, then exact scoring of those tools only), and how often it differs from exact.
 
 Reported: start-up seconds (router construction, index reused or built), resident memory
 after start and peak, the three p50/p99, ratios to the floor and to the 42-tool figures of
@@ -78,8 +80,11 @@ def one_size(n_tools: int, n: int, chroma_dir: Path | None, threads: int) -> dic
     pool = [json.loads(line)['request'] for line in lines]
     texts = [pool[i % len(pool)] for i in range(n)]
 
-    def lcr(text: str, exact: bool) -> tuple[float, list[str]]:
-        index.exact = exact
+    centroids = index._centroids()
+
+    def lcr(text: str, mode: str) -> tuple[float, list[str]]:
+        index.exact = mode == 'exact'
+        index._centroid_vectors = centroids if mode == 'centroid' else None
         t = time.perf_counter()
         tools = router.route(text, 'lcr').tools
         return (time.perf_counter() - t) * 1000.0, tools
@@ -90,17 +95,20 @@ def one_size(n_tools: int, n: int, chroma_dir: Path | None, threads: int) -> dic
         return (time.perf_counter() - t) * 1000.0
 
     for text in texts[:5]:  # warm up (and open Chroma for the shortlist)
-        lcr(text, True)
-        lcr(text, False)
+        for mode in ('exact', 'hnsw', 'centroid'):
+            lcr(text, mode)
         floor(text)
-    fl, ex, hn, differ = [], [], [], 0
+    fl, ex, hn, ce, differ, c_differ = [], [], [], [], 0, 0
     for text in texts:
         fl.append(floor(text))
-        ms, exact_tools = lcr(text, True)
+        ms, exact_tools = lcr(text, 'exact')
         ex.append(ms)
-        ms, hnsw_tools = lcr(text, False)
+        ms, hnsw_tools = lcr(text, 'hnsw')
         hn.append(ms)
         differ += exact_tools != hnsw_tools
+        ms, centroid_tools = lcr(text, 'centroid')
+        ce.append(ms)
+        c_differ += exact_tools != centroid_tools
     end = memory_mb()
     return {
         'tools': n_tools,
@@ -115,6 +123,8 @@ def one_size(n_tools: int, n: int, chroma_dir: Path | None, threads: int) -> dic
         'exact_p50_ms': pct(ex, 50), 'exact_p99_ms': pct(ex, 99),
         'hnsw_p50_ms': pct(hn, 50), 'hnsw_p99_ms': pct(hn, 99),
         'hnsw_selections_differ': differ, 'n': n,
+        'centroid_p50_ms': pct(ce, 50), 'centroid_p99_ms': pct(ce, 99),
+        'centroid_selections_differ': c_differ,
         'load_average': list(os.getloadavg()),
     }
 
@@ -163,7 +173,7 @@ def interleaved(sizes: list[int], n: int, chroma_dir: Path | None, threads: int
         'floor_p50_ms': pct(lat['floor'], 50),
         'sizes': {key: {'p50_ms': pct(v, 50), 'p99_ms': pct(v, 99),
                         'over_first_p50': pct(v, 50) / base,
-                        'search': 'exact' if routers[int(key)].index.exact else 'hnsw'}
+                        'search': routers[int(key)].index.health()['search']}
                   for key, v in lat.items() if key != 'floor'},
         'n': n, 'load_average': list(os.getloadavg()),
     }
@@ -213,6 +223,8 @@ def main() -> None:
         r['hnsw_over_floor'] = r['hnsw_p50_ms'] / r['floor_p50_ms']
         r['exact_over_42'] = r['exact_over_floor'] / small['exact_over_floor']
         r['hnsw_over_42'] = r['hnsw_over_floor'] / small['exact_over_floor']
+        r['centroid_over_42'] = (r['centroid_p50_ms'] / r['floor_p50_ms']
+                                 / small['exact_over_floor'])
     print_table(rows)
     floor = together['floor_p50_ms']
     print(f'\nAll sizes in one process, interleaved (floor p50 {floor:.1f} ms):')
@@ -226,17 +238,20 @@ def main() -> None:
 
 def print_table(rows: list[dict[str, Any]]) -> None:
     print('| tools (records) | start s (index) | RSS MB (peak) | floor p50 | exact p50 / p99 '
-          '| HNSW shortlist p50 / p99 | exact / HNSW p50 over floor, vs 42 | HNSW differs |')
-    print('|---|---|---|---|---|---|---|---|')
+          '| HNSW shortlist p50 / p99 | centroid shortlist p50 / p99 '
+          '| exact / HNSW p50 over floor, vs 42 | centroid vs 42 | HNSW / centroid differ |')
+    print('|---|---|---|---|---|---|---|---|---|---|')
     for r in rows:
         state = ','.join(sorted(set(r['index_state'].values())))
         print(f"| {r['tools']} ({r['records']}) | {r['start_s']:.1f} ({state}) "
               f"| {r['rss_mb']:.0f} ({r['peak_rss_mb']:.0f}) | {r['floor_p50_ms']:.1f} ms "
               f"| {r['exact_p50_ms']:.1f} / {r['exact_p99_ms']:.1f} ms "
               f"| {r['hnsw_p50_ms']:.1f} / {r['hnsw_p99_ms']:.1f} ms "
+              f"| {r['centroid_p50_ms']:.1f} / {r['centroid_p99_ms']:.1f} ms "
               f"| {r['exact_over_floor']:.2f}x / {r['hnsw_over_floor']:.2f}x; "
               f"{r['exact_over_42']:.2f}x / {r['hnsw_over_42']:.2f}x "
-              f"| {r['hnsw_selections_differ']}/{r['n']} |")
+              f"| {r['centroid_over_42']:.2f}x "
+              f"| {r['hnsw_selections_differ']} / {r['centroid_selections_differ']} of {r['n']} |")
 
 
 if __name__ == '__main__':

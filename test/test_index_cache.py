@@ -11,7 +11,7 @@ import tool_router.index as index_mod
 from fakes import BagOfWordsEncoder
 from tool_router.catalog import Catalog, load_catalog
 from tool_router.config import RouterConfig
-from tool_router.errors import IndexStoreError
+from tool_router.errors import ConfigError, IndexStoreError
 from tool_router.index import CatalogIndex, open_client
 from tool_router.paths import config_path
 from tool_router.router import Router
@@ -97,9 +97,36 @@ def test_an_unusable_directory_after_a_cached_start_falls_back_to_memory(tmp_pat
 
 def test_large_catalogs_open_chroma_at_start_for_hnsw(tmp_path, catalog):
     factory = Factory(tmp_path)
-    index = CatalogIndex(catalog, ENC, factory, cache_dir=tmp_path, exact_max_records=10)
+    index = CatalogIndex(catalog, ENC, factory, cache_dir=tmp_path, exact_max_records=10,
+                         shortlist='hnsw')
     assert not index.exact and factory.calls == 1 and index._collections
     assert index.health()['search'] == 'hnsw-shortlist'
+
+
+def test_the_centroid_shortlist_needs_no_chroma_and_names_the_nearest_centroids(tmp_path, catalog):
+    CatalogIndex(catalog, ENC, Factory(tmp_path), cache_dir=tmp_path)  # build, write the cache
+    factory = Factory(tmp_path)
+    index = CatalogIndex(catalog, ENC, factory, cache_dir=tmp_path, exact_max_records=10)
+    assert not index.exact and factory.calls == 0 and not index._collections
+    assert index.health()['search'] == 'centroid-shortlist'
+    vectors = index.embed(['land when the battery is low', 'take a photo'])
+    listed = index.shortlist(vectors, 3)
+    # per vector the 2k = 6 tools whose records' mean direction is nearest, by brute force
+    names = list(catalog.names)
+    sims = np.zeros((len(vectors), len(names)))
+    for j, name in enumerate(names):
+        rows = [index.tool_vectors[i] for i, r in enumerate(index.tool_records) if r.tool == name]
+        rows += [index.phrase_vectors[i] for i, r in enumerate(index.phrase_records)
+                 if r.tool == name]
+        mean = np.mean(rows, axis=0)
+        sims[:, j] = vectors @ mean / np.linalg.norm(mean)
+    sixth = np.sort(sims, axis=1)[:, -6][:, None]  # ties at the sixth place may go either way
+    assert {names[j] for j in np.flatnonzero((sims > sixth + 1e-6).any(axis=0))} <= listed
+    assert all((sims[:, names.index(t)] >= sixth[:, 0] - 1e-6).any() for t in listed)
+    assert 6 <= len(listed) <= 12
+    assert factory.calls == 0  # still no Chroma
+    with pytest.raises(ConfigError, match='unknown shortlist'):
+        CatalogIndex(catalog, ENC, factory, cache_dir=tmp_path, shortlist='ivf')
 
 
 def test_a_failed_add_names_its_chunk_and_does_not_blame_corruption(tmp_path, monkeypatch):
@@ -118,8 +145,9 @@ def test_a_failed_add_names_its_chunk_and_does_not_blame_corruption(tmp_path, mo
     assert 'adding records 0..' in text and 'corrupt' not in text
 
 
-def test_lcr_on_an_hnsw_shortlist_scores_the_shortlisted_tools_as_exact_scoring_does(
-    catalog, monkeypatch
+@pytest.mark.parametrize('kind', ['hnsw', 'centroid'])
+def test_lcr_on_a_shortlist_scores_the_shortlisted_tools_as_exact_scoring_does(
+    catalog, monkeypatch, kind
 ):
     import tool_router.policies.lcr as lcr
     from tool_router.policies.lcr import FeatureExtractor
@@ -127,7 +155,7 @@ def test_lcr_on_an_hnsw_shortlist_scores_the_shortlisted_tools_as_exact_scoring_
     monkeypatch.setattr(lcr, 'SHORTLIST_K', 5)  # a shortlist shorter than the 42 tools
 
     exact = FeatureExtractor(CatalogIndex.ephemeral(catalog, ENC))
-    hnsw_index = CatalogIndex.ephemeral(catalog, ENC, exact_max_records=10)
+    hnsw_index = CatalogIndex.ephemeral(catalog, ENC, exact_max_records=10, shortlist=kind)
     shortlist = FeatureExtractor(hnsw_index)
     assert exact.index.exact and not hnsw_index.exact
     for text in ['land when the battery is low', 'take a photo of the wind turbine']:

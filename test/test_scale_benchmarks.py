@@ -32,7 +32,8 @@ def test_scale_smoke_reports_every_size(tmp_path):
     for r in rows:
         assert set(r['index_state'].values()) == {'embedded'}  # in memory, no Chroma to start
         for key in ('exact_p50_ms', 'exact_p99_ms', 'hnsw_p50_ms', 'floor_p50_ms', 'rss_mb',
-                    'peak_rss_mb', 'exact_over_42', 'hnsw_selections_differ'):
+                    'peak_rss_mb', 'exact_over_42', 'hnsw_selections_differ', 'centroid_p50_ms',
+                    'centroid_selections_differ', 'centroid_over_42'):
             assert r[key] == r[key], key  # reported, not NaN
     assert '| 120 (' in proc.stdout
 

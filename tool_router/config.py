@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -70,6 +70,11 @@ class BaseRouterConfig(BaseModel):
         description='Catalogs with at most this many index records (tools + phrases) are '
         'scored exactly without opening Chroma; larger ones are shortlisted by HNSW first '
         '(measured threshold: docs/PERFORMANCE.md, "Scale").',
+    )
+    shortlist: Literal['centroid', 'hnsw'] = Field(
+        'centroid',
+        description='Shortlist of catalogs above exact_max_records: centroid (each tool\'s '
+        'record centroid, in memory) or hnsw (Chroma); measured: docs/PERFORMANCE.md, "Scale".',
     )
     blas_threads: int = Field(
         1,

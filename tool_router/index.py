@@ -61,6 +61,9 @@ HNSW_CONFIG = {'space': 'l2', 'max_neighbors': 16, 'ef_construction': 100, 'ef_s
 # (measured: benchmarks/scale.py, docs/PERFORMANCE.md "Scale"); the router's
 # ``exact_max_records`` parameter overrides it.
 EXACT_MAX_RECORDS = 10_000
+# How the records of a catalog above it are shortlisted (docs/PERFORMANCE.md, "Scale"):
+# 'centroid' = by each tool's record centroid in numpy, 'hnsw' = Chroma's HNSW top records.
+SHORTLISTS = ('centroid', 'hnsw')
 
 
 @dataclass(frozen=True)
@@ -165,6 +168,7 @@ class CatalogIndex:
         progress: Callable[[str], None] | None = stderr_progress,
         cache_dir: str | Path | None = None,
         exact_max_records: int = EXACT_MAX_RECORDS,
+        shortlist: str = 'centroid',
     ) -> None:
         """``client``: a Chroma client, or a zero-argument factory of one (opened when needed).
 
@@ -184,6 +188,10 @@ class CatalogIndex:
         self.tool_records, self.phrase_records = build_records(catalog)
         self._tool_of_id = {r.id: r.tool for r in self.tool_records + self.phrase_records}
         self.exact = len(self.tool_records) + len(self.phrase_records) <= exact_max_records
+        if shortlist not in SHORTLISTS:
+            raise ConfigError(f'unknown shortlist {shortlist!r}', hint=' or '.join(SHORTLISTS))
+        self.shortlist_kind = shortlist
+        self._centroid_vectors: np.ndarray | None = None
         digest = hashlib.sha256(
             json.dumps(
                 {
@@ -215,12 +223,18 @@ class CatalogIndex:
             self.tool_vectors = self._vectors('tools', self.tool_records)
             self.phrase_vectors = self._vectors('phrases', self.phrase_records)
             self._write_cache()
-        if not self.exact:
+        if not self.exact and shortlist == 'hnsw':
             self._open()  # HNSW shortlists from the first request on: no first-query stall
+        elif not self.exact:
+            self._centroid_vectors = self._centroids()
 
     @classmethod
     def ephemeral(
-        cls, catalog: Catalog, encoder: Encoder, exact_max_records: int = EXACT_MAX_RECORDS
+        cls,
+        catalog: Catalog,
+        encoder: Encoder,
+        exact_max_records: int = EXACT_MAX_RECORDS,
+        shortlist: str = 'centroid',
     ) -> 'CatalogIndex':
         """An in-memory index with a unique prefix (ephemeral clients share one process store).
 
@@ -232,6 +246,7 @@ class CatalogIndex:
             open_client,
             prefix=f'tr-{uuid.uuid4().hex[:12]}',
             exact_max_records=exact_max_records,
+            shortlist=shortlist,
         )
 
     # -- the store ------------------------------------------------------------------------
@@ -420,8 +435,32 @@ class CatalogIndex:
             )
         return out
 
+    def _centroids(self) -> np.ndarray:
+        """Per tool (catalog order), the unit mean of its records' vectors (document, phrases)."""
+        names = list(self.catalog.names)
+        col = {n: i for i, n in enumerate(names)}
+        sums = np.zeros((len(names), self.tool_vectors.shape[1]), dtype=np.float64)
+        for records, vectors in ((self.tool_records, self.tool_vectors),
+                                 (self.phrase_records, self.phrase_vectors)):
+            if records:
+                np.add.at(sums, np.array([col[r.tool] for r in records]), vectors)
+        norms = np.clip(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12, None)
+        return np.asarray(sums / norms, dtype=np.float32)
+
     def shortlist(self, vectors: np.ndarray, k: int) -> set[str]:
-        """Tools of the HNSW top-``k`` records of each vector, in both collections."""
+        """Tools that may score high for ``vectors``: a superset for exact scoring.
+
+        ``centroid``: per vector, the ``2 k`` tools whose record centroids are nearest (as
+        many tools as HNSW's two collections can name), one dense product over one vector
+        per tool in memory. ``hnsw``: the tools of Chroma's HNSW top-``k`` records of each
+        vector in both collections.
+        """
+        if self._centroid_vectors is not None:
+            names = self.catalog.names
+            n = min(2 * k, len(names))
+            sims = np.asarray(vectors, dtype=np.float32) @ self._centroid_vectors.T
+            top = np.argpartition(-sims, n - 1, axis=1)[:, :n]
+            return {names[j] for j in np.unique(top)}
         if not self._collections:
             self._open()
         tools: set[str] = set()
@@ -456,6 +495,6 @@ class CatalogIndex:
             'phrases': str(len(self.phrase_records)),
             'state': ','.join(f'{k}={v}' for k, v in sorted(self.state.items())),
             'content_hash': self.content_hash[:12],
-            'search': 'exact' if self.exact else 'hnsw-shortlist',
+            'search': 'exact' if self.exact else f'{self.shortlist_kind}-shortlist',
             **({'warning': self.warning} if self.warning else {}),
         }

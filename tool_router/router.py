@@ -217,9 +217,10 @@ class Router:
                 open_client(url=c.chroma_url),
                 c.chroma_prefix,
                 exact_max_records=exact,
+                shortlist=c.shortlist,
             )
         if c.chroma_ephemeral:
-            return CatalogIndex.ephemeral(self.catalog, encoder, exact)
+            return CatalogIndex.ephemeral(self.catalog, encoder, exact, c.shortlist)
         path = c.chroma_path or str(ros_home() / 'tool_router' / 'chroma')
         try:
             # Chroma is opened only when needed: the vectors' cache file in the same
@@ -231,12 +232,13 @@ class Router:
                 c.chroma_prefix,
                 cache_dir=path,
                 exact_max_records=exact,
+                shortlist=c.shortlist,
             )
         except IndexStoreError as exc:
             # Keep serving from memory; the persistent directory is left untouched for inspection.
             self.index_warning = f'persistent index unusable, serving from memory: {exc}'
             log.error(self.index_warning)
-            return CatalogIndex.ephemeral(self.catalog, encoder, exact)
+            return CatalogIndex.ephemeral(self.catalog, encoder, exact, c.shortlist)
 
     def policy_hint(self) -> str:
         """What to say after an unknown policy name: the registered ones."""

@@ -50,6 +50,7 @@ clause's gating condition, for the executor's traces.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -530,12 +531,23 @@ def with_tool_terms(X: np.ndarray, names: Sequence[str], tools: Sequence[str]) -
     """
     if not tools:
         return X
+    extra = _tool_indicators(tuple(names), tuple(tools), X.dtype.str)
+    return np.concatenate([X, extra], axis=1)
+
+
+@functools.lru_cache(maxsize=16)
+def _tool_indicators(names: tuple[str, ...], tools: tuple[str, ...], dtype: str) -> np.ndarray:
+    """One indicator column per fitted tool, one row per catalog tool (made once per catalog).
+
+    Filled in Python, this took 1.5 ms of every request on a 5,000-tool catalog.
+    """
     col = {t: i for i, t in enumerate(tools)}
-    extra = np.zeros((X.shape[0], len(tools)), dtype=X.dtype)
+    extra = np.zeros((len(names), len(tools)), dtype=np.dtype(dtype))
     for row, name in enumerate(names):
         if name in col:
             extra[row, col[name]] = 1.0
-    return np.concatenate([X, extra], axis=1)
+    extra.setflags(write=False)
+    return extra
 
 
 def logistic(X: np.ndarray, mean: np.ndarray, scale: np.ndarray, weights: np.ndarray
