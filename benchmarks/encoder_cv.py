@@ -15,7 +15,10 @@ Nothing here reads a test split.
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 import json
+import os
+import pickle
 import sys
 import time
 from pathlib import Path
@@ -40,7 +43,7 @@ from tool_router.evaluation.fitting.lcr import AUGMENT_PER_REQUEST, fit_variant,
 from tool_router.evaluation.metrics import composite  # noqa: E402
 from tool_router.index import CatalogIndex  # noqa: E402
 from tool_router.paths import config_path  # noqa: E402
-from tool_router.policies.lcr import FeatureExtractor, decide, load_scope_phrases  # noqa: E402
+from tool_router.policies.lcr import VARIANTS, FeatureExtractor, decide, load_scope_phrases  # noqa: E402,E501
 
 FOLDS = 5
 SEED = 7
@@ -52,23 +55,40 @@ ARMS = {
 }
 
 
-def route_fold(encoder, catalog, train, test):  # type: ignore[no-untyped-def]
-    """Fit lcr on ``train`` with ``encoder`` and return its answers to ``test``."""
+def route_fold(encoder, catalog, train, test, memo=None, scope=None):  # type: ignore[no-untyped-def]
+    """Fit lcr on ``train`` with ``encoder`` and return its answers to ``test``.
+
+    ``memo`` (text -> vector of this fold's encoder, filled in place) lets variants of lcr
+    reuse the fold's vectors: only the encoder is expensive here.
+    """
     index = CatalogIndex.ephemeral(catalog, encoder)
-    extractor = FeatureExtractor(index)
+    extractor = FeatureExtractor(index, scope_phrases=[''])
     extractor.memoize()
+    if memo is not None:
+        extractor._memo = memo
+    extractor.scope_phrases = scope or load_scope_phrases()  # through the memo
+    extractor.scope_vectors = extractor.encode(extractor.scope_phrases)
     augmented = augment(train, AUGMENT_PER_REQUEST, 0)  # as `fit lcr` does
     model = fit_variant(train, extractor, 'lcr', 'cv', lambda s: print('   ', s, flush=True),
                         augmented, max_tools=8)
     names = extractor.names
     out = []
     for ex in test:  # as LearnedClauseRouter.route, cut at the shipped max_tools
-        f = extractor.extract(ex.request)
+        f = extractor.extract(ex.request, VARIANTS['lcr'])
         probs = model.probabilities(f.X, names)
         kept = decide(probs, f, model.threshold, model.clause_threshold, True, 8,
                       model.in_scope(f.scope), model.scope_threshold, model.scope_override)
         out.append({names[j] for j in kept})
     return out
+
+
+def _load_memo(path: Path) -> dict:  # type: ignore[type-arg]
+    """A fold's saved vectors (text -> vector), or an empty memo."""
+    if not path.exists():
+        return {}
+    with path.open('rb') as fh:
+        memo: dict = pickle.load(fh)  # type: ignore[type-arg]  # our own file, written above
+    return memo
 
 
 def report(examples, preds) -> dict:  # type: ignore[no-untyped-def]
@@ -95,7 +115,15 @@ def main() -> int:
     ap.add_argument('--arms', default='stock,ft2')
     ap.add_argument('--work', default='/tmp/encoder_cv')
     ap.add_argument('--folds', default='', help='comma-separated subset of folds (default all)')
+    ap.add_argument('--tag', default='', help='names the run in results.jsonl and preds files')
+    ap.add_argument('--no-memo', action='store_true',
+                    help="do not keep each fold's vectors in WORK/ARM-foldK.memo.pkl")
+    ap.add_argument('--scope', default='', help='out-of-scope phrases (default config/scope.yaml)')
+    ap.add_argument('--drop', default='',
+                    help="comma-separated lcr features (tool or scope) zeroed, for ablations")
     args = ap.parse_args()
+    if args.drop:
+        VARIANTS['lcr'] = replace(VARIANTS['lcr'], drop=tuple(args.drop.split(',')))
     import torch
 
     torch.set_num_threads(1)
@@ -107,7 +135,7 @@ def main() -> int:
     fold = np.random.default_rng(SEED).permutation(len(examples)) % FOLDS
     folds = [int(k) for k in args.folds.split(',')] if args.folds else list(range(FOLDS))
     base = resolve_model(DEFAULT_MODEL)
-    scope = load_scope_phrases()
+    scope = load_scope_phrases(args.scope)
     stock = None
     for arm in args.arms.split(','):
         recipe = ARMS[arm]
@@ -129,17 +157,26 @@ def main() -> int:
                     save_patch(tensors, patch, {'cv_fold': str(k)})
                 path = apply_patch(base, patch)
                 encoder = SentenceTransformerEncoder(path, 'cpu', backend='torch', threads=1)
-            got = route_fold(encoder, catalog, train, [examples[i] for i in test_idx])
+            memo_path = work / f'{arm}-fold{k}.memo.pkl'
+            memo = {} if args.no_memo else _load_memo(memo_path)
+            n_memo = len(memo)
+            got = route_fold(encoder, catalog, train, [examples[i] for i in test_idx], memo,
+                             scope)
+            if not args.no_memo and len(memo) > n_memo:
+                part = memo_path.with_suffix(f'.{os.getpid()}.tmp')
+                with part.open('wb') as fh:
+                    pickle.dump(memo, fh)
+                part.replace(memo_path)  # atomic: a parallel run never reads half a file
             for i, p in zip(test_idx, got):
                 preds[i] = p
-            (work / f'{arm}-fold{k}.preds.json').write_text(json.dumps(
+            (work / f'{arm}{args.tag}-fold{k}.preds.json').write_text(json.dumps(
                 {examples[i].id: sorted(p) for i, p in zip(test_idx, got)}))
             part = report([examples[i] for i in test_idx], got)
             print(f'{arm} fold {k}: macro {part["macro"]} oos-empty {part["oos_empty"]} '
                   f'in-empty {part["in_empty"]} ({time.perf_counter() - t0:.0f} s)', flush=True)
         done = [i for i, p in enumerate(preds) if p is not None]
         res = report([examples[i] for i in done], [preds[i] for i in done])
-        res.update(arm=arm, n=len(done), folds=folds,
+        res.update(arm=arm, tag=args.tag, drop=args.drop, n=len(done), folds=folds,
                    recipe=recipe.as_dict() if recipe else None)
         print(json.dumps(res), flush=True)
         with (work / 'results.jsonl').open('a') as fh:

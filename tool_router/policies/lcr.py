@@ -399,7 +399,7 @@ class FeatureExtractor:
             F[:, f[name]] = 0.0
         return Features(
             X=F,
-            scope=self._scope_features(s, clause_score, pos, rows),
+            scope=self._scope_features(s, clause_score, pos, rows, bool(steering.any())),
             clauses=clauses,
             fragments=frag_texts,
             clause_score=clause_score,
@@ -461,7 +461,8 @@ class FeatureExtractor:
         return hits
 
     def _scope_features(
-        self, s: _Sims, clause_score: np.ndarray, pos: np.ndarray, rows: np.ndarray
+        self, s: _Sims, clause_score: np.ndarray, pos: np.ndarray, rows: np.ndarray,
+        steered: bool,
     ) -> np.ndarray:
         """Is this for the vehicle at all? Catalog evidence against out-of-scope phrases.
 
@@ -470,14 +471,18 @@ class FeatureExtractor:
         if not pos.any():  # nothing legitimate left (steering or negation only)
             return np.array([1.0, 0.0, -1.0, -1.0, 1.0], dtype=np.float32)
         catalog = clause_score[pos].max(axis=1)  # (counting clauses,)
-        full = float(max(s.ex[0].max(), s.doc[0].max()))
+        oos = s.oos[rows][pos]
+        if steered:  # the whole text includes words that count for nothing: use the clauses
+            full, oos_full = float(catalog.max()), float(oos.max())
+        else:
+            full, oos_full = float(max(s.ex[0].max(), s.doc[0].max())), float(s.oos[0])
         return np.array(
             [
                 1.0,
                 float(catalog.max()),
-                float((catalog - s.oos[rows][pos]).max()),
-                full - float(s.oos[0]),
-                float(max(s.oos[0], s.oos[rows][pos].max())),
+                float((catalog - oos).max()),
+                full - oos_full,
+                max(oos_full, float(oos.max())),
             ],
             dtype=np.float32,
         )
