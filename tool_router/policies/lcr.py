@@ -33,9 +33,11 @@ per (request, tool) pair with a small calibrated scorer:
    how far that clause, and the whole request, are closer to the catalog than
    to the out-of-scope phrases of ``config/scope.yaml`` (chit-chat, other
    domains, autopilot functions the catalog lacks), and the best out-of-scope
-   similarity. Requests below ``scope_threshold`` get
-   nothing (abstention: out-of-scope requests, injections with nothing
-   legitimate left).
+   similarity. When a clause only steers the router, the whole-request
+   features are taken from the counting clauses (the steering text is close to
+   out-of-scope phrases and would outvote the order after it). Requests below
+   ``scope_threshold`` get nothing (abstention: out-of-scope requests,
+   injections with nothing legitimate left).
 5. **Decision** for an in-scope request: keep tools whose probability clears
    ``threshold``; for each counting (non-negated, non-steering) clause, also
    keep its best tool if it clears the lower ``clause_threshold`` (a clause
