@@ -68,7 +68,7 @@ class BaseRouterConfig(BaseModel):
         10_000,
         ge=0,
         description='Catalogs with at most this many index records (tools + phrases) are '
-        'scored exactly without opening Chroma; larger ones are shortlisted by HNSW first '
+        'scored exactly without opening Chroma; larger ones are shortlisted first (shortlist) '
         '(measured threshold: docs/PERFORMANCE.md, "Scale").',
     )
     shortlist: Literal['centroid', 'hnsw'] = Field(

@@ -26,7 +26,7 @@ come from a cache file keyed by the content hash (``<prefix>-vectors.npz`` in
 ``cache_dir``, written after a build) or, for an in-memory index, straight from
 the encoder; Chroma is opened, and its collections reused or filled from those
 vectors without embedding again, on the first :meth:`CatalogIndex.query` (the
-``cdb*`` policies, HNSW shortlists of large catalogs). Importing and opening
+``cdb*`` policies, ``shortlist: hnsw`` on large catalogs). Importing and opening
 Chroma was about 70% of a router's start-up (docs/PERFORMANCE.md, "Cold start").
 """
 

@@ -355,10 +355,11 @@ class FeatureExtractor:
     def _shortlisted(
         self, vecs: np.ndarray, unique_vecs: np.ndarray, phrases: bool
     ) -> tuple[np.ndarray, np.ndarray | None]:
-        """Large catalogs: exact similarities for the HNSW shortlist's tools, -1 elsewhere.
+        """Large catalogs: exact similarities for the index's shortlisted tools, -1 elsewhere.
 
-        The shortlist is the tools of the top ``SHORTLIST_K`` records of every fragment in
-        either collection; a tool outside it gets similarity -1 to every fragment.
+        The shortlist (:meth:`CatalogIndex.shortlist`: nearest tool centroids, or the tools of
+        HNSW's top ``SHORTLIST_K`` records) is computed for every fragment; a tool outside it
+        gets similarity -1 to every fragment.
         """
         names = self.index.shortlist(unique_vecs, SHORTLIST_K)
         cand = np.array(sorted(self._col[n] for n in names), dtype=np.int64)
