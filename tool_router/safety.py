@@ -153,7 +153,10 @@ def segments(text: str) -> list[tuple[str, str]]:
 
 # --- classification ---------------------------------------------------------------------------
 
-_SNAKE = re.compile(r'\b[a-z][a-z0-9]*_[a-z0-9_]*[a-z0-9]\b')
+# A snake_case token; not the stem of a file name ("survey_v3.plan", "flight_log.csv"):
+# an operator names files, and a catalog name as a file stem is still caught by the name check.
+_SNAKE = re.compile(r'\b[a-z][a-z0-9]*_[a-z0-9_]*[a-z0-9]\b(?!\.[a-z0-9]{1,5}\b)')
+_FILE_STEM = re.compile(r'^([a-z][a-z0-9_]*)\.[a-z0-9]{1,5}$')
 _TOKEN = re.compile(r'[A-Za-z][A-Za-z0-9_.\-]*[A-Za-z0-9]')
 _CAMEL = re.compile(r'(?<=[a-z0-9])(?=[A-Z])')
 _SYNTAX = re.compile(
@@ -245,6 +248,9 @@ class Screen:
             snake = _CAMEL.sub('_', token).lower()
             flat = re.sub(r'[_.\-]', '', snake)
             if re.sub(r'[.\-]', '_', snake) in self._names or flat in self._compact:
+                return True
+            stem = _FILE_STEM.match(snake)
+            if stem and stem.group(1).replace('_', '') in self._compact:
                 return True
         return False
 
