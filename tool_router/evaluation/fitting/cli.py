@@ -6,15 +6,8 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from tool_router.cli_common import add_config_args, config_from_args, print_json
-
-
-def _bar(items: Any, desc: str = 'routing') -> Any:
-    from tqdm import tqdm
-
-    return tqdm(items, desc=desc, unit='req', file=sys.stderr, mininterval=1.0, leave=False)
 
 
 def _log(text: str) -> None:
@@ -70,11 +63,12 @@ def cmd_fit_encoder(args: argparse.Namespace) -> int:
 def cmd_fit_gate(args: argparse.Namespace) -> int:
     """Fit the hybrid gate and print the thresholds."""
     from tool_router.evaluation.fitting.gate import fit_gate, gate_rows
+    from tool_router.evaluation.fitting.lcr import progress_bar
     from tool_router.router import Router
 
     router = Router(config_from_args(args))
     name = args.policy or router.config.policy
-    rows = gate_rows(router, Path(args.dataset), name, progress=_bar)
+    rows = gate_rows(router, Path(args.dataset), name, progress=progress_bar)
     print_json(
         {'policy': name, 'n': len(rows), 'target_rate': args.target_rate,
          **fit_gate(rows, args.target_rate)}
@@ -85,6 +79,7 @@ def cmd_fit_gate(args: argparse.Namespace) -> int:
 def cmd_fit_cdb(args: argparse.Namespace) -> int:
     """Grid-search the CDB constants and print the best points."""
     from tool_router.evaluation.fitting.cdb import GRIDS, tune
+    from tool_router.evaluation.fitting.lcr import progress_bar
     from tool_router.router import Router
 
     policies = args.policies.split(',') if args.policies else list(GRIDS)
@@ -94,7 +89,7 @@ def cmd_fit_cdb(args: argparse.Namespace) -> int:
 
         raise RequestError(f'no tuning grid for {unknown}', hint=f'one of {sorted(GRIDS)}')
     router = Router(config_from_args(args, policy='cdbv3'))
-    best = tune(router, Path(args.dataset), policies, progress=_bar)
+    best = tune(router, Path(args.dataset), policies, progress=progress_bar)
     for policy, rows in best.items():
         for params, macro, oos in rows:
             print(f'{policy} {json.dumps(params)}: dev macro composite {macro:.4f}, '

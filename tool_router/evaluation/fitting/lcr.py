@@ -120,7 +120,8 @@ def choose_thresholds(
     return best[1], best[2], best[3], best[4], best[0]
 
 
-def _progress(items: Sequence[Any], desc: str) -> Any:
+def progress_bar(items: Sequence[Any], desc: str = 'routing') -> Any:
+    """A progress bar over ``items`` on stderr (the fit commands' one bar)."""
     from tqdm import tqdm
 
     return tqdm(items, desc=desc, unit='req', file=sys.stderr, mininterval=1.0, leave=False)
@@ -272,8 +273,8 @@ def fit_variant(
     """Fit one variant: features, 5-fold thresholds, final weights (augmentation trains only)."""
     v = VARIANTS[variant]
     names = extractor.names
-    feats = [extractor.extract(ex.request, v) for ex in _progress(examples, variant)]
-    aug_feats = [extractor.extract(ex.request, v) for ex in _progress(augmented, 'augmented')]
+    feats = [extractor.extract(ex.request, v) for ex in progress_bar(examples, variant)]
+    aug_feats = [extractor.extract(ex.request, v) for ex in progress_bar(augmented, 'augmented')]
     cv = evaluate_cv(examples, feats, names, variant, augmented, aug_feats,
                      max_tools=max_tools)
     rows = Rows.of(examples, feats, names, v.tool_prior)
