@@ -208,12 +208,16 @@ class RequesterSignature(BaseModel):
     signature: str = ''
 
 
+def fresh_stamp(clock: Callable[[], float] = time.time) -> tuple[float, str]:
+    """The (timestamp, nonce) of a new signature: the clock to the microsecond, 18 random bytes."""
+    return round(clock(), 6), secrets.token_urlsafe(18)
+
+
 def sign_request(key: bytes, key_id: str, request_id: str, request_text: str,
                  execute: bool = True,
                  clock: Callable[[], float] = time.time) -> RequesterSignature:
     """A fresh requester signature over one request (new nonce, current time)."""
-    stamp = round(clock(), 6)
-    nonce = secrets.token_urlsafe(18)
+    stamp, nonce = fresh_stamp(clock)
     payload = execute_payload(request_id, request_text, execute, stamp, nonce, key_id)
     return RequesterSignature(key_id=key_id, timestamp=stamp, nonce=nonce,
                               signature=sign(key, payload))
@@ -236,8 +240,7 @@ class SignedConfirmation(BaseModel):
 def sign_confirmation(key: bytes, key_id: str, request_id: str, tool: str, approve: bool,
                       clock: Callable[[], float] = time.time) -> SignedConfirmation:
     """A fresh signed confirmation (new nonce, current time)."""
-    stamp = round(clock(), 6)
-    nonce = secrets.token_urlsafe(18)
+    stamp, nonce = fresh_stamp(clock)
     payload = confirmation_payload(request_id, tool, approve, stamp, nonce, key_id)
     return SignedConfirmation(request_id=request_id, tool=tool, approve=approve,
                               timestamp=stamp, nonce=nonce, key_id=key_id,
