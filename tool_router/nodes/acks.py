@@ -28,8 +28,7 @@ class Held:
     response: Any
     timeout_s: float
     deadline: float
-    header: Any = None
-    has_header: bool = False
+    header: Any = None  # the request's rmw header once the deferred callback has it
     outcome: tuple[bool, str] | None = None  # (executed, reason) once decided
     clock: Callable[[], float] = time.monotonic
 
@@ -95,7 +94,7 @@ class AckBook:
             if held is None or held.response is not response:
                 return False
             if held.outcome is None:
-                held.header, held.has_header = header, True
+                held.header = header
                 return True
             self._forget(held)
         self._finish(held)
@@ -131,7 +130,7 @@ class AckBook:
             if held is None or held.outcome is not None:
                 return False
             held.outcome = outcome
-            if not held.has_header:
+            if held.header is None:
                 return True  # attach() sends it when the header comes
             self._forget(held)
         self._finish(held)
