@@ -52,6 +52,12 @@ ARMS = {
     'ft1': Recipe(layers=1),
     'ft1e1': Recipe(layers=1, epochs=1),
     'ft2': Recipe(layers=2),
+    'ft3': Recipe(layers=3),
+    'ft1e4': Recipe(layers=1, epochs=4),
+    'ft2e3': Recipe(layers=2, epochs=3),
+    'ft1lr1e4': Recipe(layers=1, lr=1e-4),
+    'ft1m': Recipe(layers=1, margin=0.1, oos_weight=2.0),
+    'ft2m': Recipe(layers=2, margin=0.1, oos_weight=2.0),
 }
 
 

@@ -96,3 +96,27 @@ def test_fine_tuning_is_deterministic_and_touches_only_the_top_layers():
     assert all(v.dtype == torch.float16 for v in runs[0].values())
     stock = TopLayers(Path(resolve_model(DEFAULT_MODEL)), 1).patch()
     assert any(not torch.equal(runs[0][k], stock[k]) for k in stock)  # it did train
+    # the margin and the out-of-scope weight reach the loss
+    top.reset()
+    train(top, ts, Recipe(layers=1, epochs=2, batch=2, margin=0.1, oos_weight=2.0),
+          log=lambda _: None)
+    assert any(not torch.equal(runs[0][k], v) for k, v in top.patch().items())
+
+
+def test_two_trained_layers_patch_both():
+    import torch
+
+    from tool_router.evaluation.fitting.encoder import Recipe, TopLayers, TrainingSet, train
+
+    ts = TrainingSet(['battery_status', '<out_of_scope>'],
+                     [['how much battery is left'], ['tell me a joke']])
+    ts.add('whats the batery at', [0])
+    ts.add('play some music', [1])
+    top = TopLayers(Path(resolve_model(DEFAULT_MODEL)), 2)
+    stock = top.patch()
+    train(top, ts, Recipe(layers=2, epochs=1, batch=2), log=lambda _: None)
+    patch = top.patch()
+    assert {k.split('.')[2] for k in patch} == {'4', '5'}
+    for layer in ('4', '5'):
+        assert any(not torch.equal(v, stock[k]) for k, v in patch.items()
+                   if k.split('.')[2] == layer)

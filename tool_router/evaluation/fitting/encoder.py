@@ -53,6 +53,8 @@ class Recipe:
     batch: int = 32
     lr: float = 5e-5
     scale: float = 20.0  # cosine -> logit
+    margin: float = 0.0  # additive cosine margin taken off the gold classes' logits (AM-softmax)
+    oos_weight: float = 1.0  # loss weight of out-of-scope anchors (the others weigh 1)
     augment_per_example: int = 2
     clause_min_similarity: float = 0.3
     seed: int = SEED
@@ -223,6 +225,7 @@ def train(
     params = [p for p in top.top.parameters()]
     opt = torch.optim.AdamW(params, lr=recipe.lr, weight_decay=0.01)
     order = list(range(len(ts.anchors)))
+    oos = len(ts.classes) - 1 if ts.classes and ts.classes[-1] == OOS else -1
     steps = 0
     for epoch in range(recipe.epochs):
         rng.shuffle(order)
@@ -231,12 +234,16 @@ def train(
             idx = order[lo : lo + recipe.batch]
             anchors = top.embed([ts.anchors[i] for i in idx])
             classes = top.embed([rng.choice(texts) for texts in ts.class_texts])
-            logits = recipe.scale * anchors @ classes.T
-            target = torch.zeros_like(logits)
+            target = torch.zeros(len(idx), len(ts.class_texts))
+            weight = torch.ones(len(idx))
             for r, i in enumerate(idx):
                 gold = ts.targets[i]
                 target[r, list(gold)] = 1.0 / len(gold)
-            loss = -(target * torch.log_softmax(logits, dim=1)).sum(1).mean()
+                if gold == (oos,):
+                    weight[r] = recipe.oos_weight
+            logits = recipe.scale * (anchors @ classes.T - recipe.margin * (target > 0))
+            per_anchor = -(target * torch.log_softmax(logits, dim=1)).sum(1)
+            loss = (weight * per_anchor).sum() / weight.sum()
             opt.zero_grad()
             loss.backward()
             opt.step()
