@@ -41,7 +41,7 @@ class BaseRouterConfig(BaseModel):
     catalog: str = Field('', description="Catalog file; '' = the shipped config/catalog.yaml.")
     model: str = Field(
         'all-MiniLM-L6-v2-uav',
-        description='all-MiniLM-L6-v2-uav (MiniLM with the shipped fine-tuned top layer, '
+        description='all-MiniLM-L6-v2-uav (MiniLM with the shipped fine-tuned top layers, '
         'docs/ENCODER.md), all-MiniLM-L6-v2 (stock), or a sentence-transformers name or '
         'local path.',
     )

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tool_router.errors import ConfigError
 
 DEFAULT_MODEL = 'all-MiniLM-L6-v2'
-# The stock model with the shipped fine-tuned top layer (docs/ENCODER.md, tool-router fit encoder).
+# The stock model with the shipped fine-tuned top layers (docs/ENCODER.md, `fit encoder`).
 FINETUNED_MODEL = 'all-MiniLM-L6-v2-uav'
 PATCH_FILE = 'encoder_patch.safetensors'  # in config/: the trained layers, fp16
 BACKENDS = ('torch', 'onnx', 'onnx-int8')
