@@ -62,6 +62,88 @@ def test_a_lone_caller_does_not_wait_for_company():
     assert inner.calls == [1]
 
 
+class OverlapEncoder(CountingEncoder):
+    """Records how many passes run at once; says it may run passes concurrently."""
+
+    concurrent = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lock = threading.Lock()
+        self.running = 0
+        self.most = 0
+
+    def encode(self, texts):
+        with self.lock:
+            self.running += 1
+            self.most = max(self.most, self.running)
+        try:
+            return super().encode(texts)  # sleeps 50 ms
+        finally:
+            with self.lock:
+                self.running -= 1
+
+
+@pytest.mark.parametrize('lanes', [1, 2])
+def test_lanes_bound_the_passes_that_run_at_once(lanes):
+    inner = OverlapEncoder()
+    enc = BatchingEncoder(inner, max_wait_ms=0, max_batch=64, lanes=lanes)
+    texts = [['land'], ['take off'], ['photo', 'wind'], ['battery'], ['return home'], ['land']]
+    results: dict[int, np.ndarray] = {}
+    start = threading.Barrier(len(texts))
+
+    def call(i: int) -> None:
+        start.wait()
+        results[i] = enc.encode(texts[i])
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(len(texts))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    for i, got in results.items():
+        assert np.allclose(got, BagOfWordsEncoder(VOCAB).encode(texts[i]))
+    assert len(results) == len(texts) and enc.batched_calls == len(texts)
+    assert sum(inner.calls) == sum(len(t) for t in texts)  # every text in exactly one pass
+    assert inner.most <= lanes
+
+
+def test_with_two_lanes_a_second_pass_runs_while_the_first_is_still_running():
+    class Gated(OverlapEncoder):
+        """The first pass does not finish before a second one has started."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.second = threading.Event()
+            self.started = 0
+
+        def encode(self, texts):
+            with self.lock:
+                self.started += 1
+                first = self.started == 1
+            if not first:
+                self.second.set()
+            elif not self.second.wait(60):
+                raise AssertionError('no second pass started while the first ran')
+            return super().encode(texts)
+
+    inner = Gated()
+    enc = BatchingEncoder(inner, max_wait_ms=0, max_batch=64, lanes=2)
+    out: list[np.ndarray] = []
+    first = threading.Thread(target=lambda: out.append(enc.encode(['land'])))
+    first.start()
+    while not enc._running:  # the first caller leads its pass
+        time.sleep(0.001)
+    out.append(enc.encode(['photo']))  # runs in the second lane, not after the first pass
+    first.join(60)
+    assert inner.second.is_set() and len(out) == 2 and enc.batches == 2
+
+
+def test_a_model_that_cannot_run_passes_at_once_gets_one_lane():
+    assert BatchingEncoder(CountingEncoder(), lanes=4).lanes == 1
+    assert BatchingEncoder(OverlapEncoder(), lanes=4).lanes == 4
+
+
 def test_batch_bound_and_errors_reach_every_caller():
     class Failing(CountingEncoder):
         def encode(self, texts):

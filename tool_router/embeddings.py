@@ -496,7 +496,10 @@ class SentenceTransformerEncoder:
             if hasattr(self._model, 'get_embedding_dimension')
             else int(self._model.get_sentence_embedding_dimension())
         )
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # one pass at a time on torch; the LRU cache
+        self._count_lock = threading.Lock()
+        # ONNX Runtime sessions are thread-safe: passes may run at once (BatchingEncoder lanes)
+        self.concurrent = backend != 'torch'
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
         self.passes = 0  # forward calls made (batches), for benchmarks and tests
@@ -520,6 +523,8 @@ class SentenceTransformerEncoder:
             return np.zeros((0, self.dim), dtype=np.float32)
         if self._cache_size:
             return self._encode_cached(texts)
+        if self.concurrent:  # an ONNX Runtime session runs concurrent passes (thread-safe)
+            return self._forward(texts)
         with self._lock:
             return self._forward(texts)
 
@@ -534,11 +539,13 @@ class SentenceTransformerEncoder:
                 hint='set encoder.backend onnx, or lcr.clause_pooling false',
             )
         with self._lock:
-            self.passes += 1
+            with self._count_lock:
+                self.passes += 1
             return self._model.encode_spans(text, spans)
 
     def _forward(self, texts: list[str]) -> np.ndarray:
-        self.passes += 1
+        with self._count_lock:
+            self.passes += 1
         vectors = self._model.encode(
             texts,
             batch_size=64,
@@ -564,23 +571,26 @@ class SentenceTransformerEncoder:
 
 
 class _Job:
-    __slots__ = ('texts', 'result', 'error', 'done')
+    __slots__ = ('texts', 'result', 'error', 'done', 'taken')
 
     def __init__(self, texts: list[str]) -> None:
         self.texts = texts
         self.result: np.ndarray | None = None
         self.error: BaseException | None = None
         self.done = False
+        self.taken = False  # in a pass (running or done)
 
 
 class BatchingEncoder:
     """Micro-batching across threads: concurrent ``encode`` calls share one forward pass.
 
-    The first caller to find the model free becomes the leader: it waits at most
-    ``max_wait_ms`` for more callers while ``expected()`` says more requests are
-    in flight (never when it is alone), takes up to ``max_batch`` texts, runs one
-    pass and hands every caller its rows. Callers arriving during a pass are
-    batched by the next leader. Everything else is delegated to ``inner``.
+    A caller whose texts wait while fewer than ``lanes`` passes run becomes a leader:
+    it waits at most ``max_wait_ms`` for more callers while ``expected()`` says more
+    requests are in flight than are already in a pass (never when it is alone), takes
+    up to ``max_batch`` texts, runs one pass and hands every caller its rows. Callers
+    arriving during a pass join the next one, or run beside it in another lane
+    (``lanes`` > 1, for models that run concurrent passes: ONNX Runtime sessions).
+    Everything else is delegated to ``inner``.
     """
 
     def __init__(
@@ -589,6 +599,7 @@ class BatchingEncoder:
         max_wait_ms: float = 2.0,
         max_batch: int = 64,
         expected: Callable[[], int] | None = None,
+        lanes: int = 1,
     ) -> None:
         self.inner = inner
         self.model_id = inner.model_id
@@ -597,9 +608,12 @@ class BatchingEncoder:
         self.max_wait_s = max(0.0, max_wait_ms) / 1000.0
         self.max_batch = max(1, max_batch)
         self.expected = expected or (lambda: 1)
+        # a model that cannot run two passes at once (torch here) gets one lane
+        self.lanes = max(1, lanes) if getattr(inner, 'concurrent', False) else 1
         self._cond = threading.Condition()
         self._pending: list[_Job] = []
-        self._busy = False
+        self._running = 0  # passes in progress
+        self._in_pass = 0  # callers whose texts are in a running pass
         self.batches = 0  # forward passes run
         self.batched_calls = 0  # encode calls served
 
@@ -615,10 +629,10 @@ class BatchingEncoder:
             self._pending.append(job)
             self._cond.notify_all()
             while not job.done:
-                if self._busy:
+                if job.taken or self._running >= self.lanes:
                     self._cond.wait()
                     continue
-                self._busy = True
+                self._running += 1
                 self._lead()
         if job.error is not None:
             raise job.error
@@ -626,10 +640,10 @@ class BatchingEncoder:
         return job.result
 
     def _lead(self) -> None:
-        """Called with the condition held; runs one batch and releases the model."""
+        """Called with the condition held; runs one batch and frees its lane."""
         deadline = time.monotonic() + self.max_wait_s
         while (
-            len(self._pending) < min(self.expected(), self.max_batch)
+            len(self._pending) < min(self.expected() - self._in_pass, self.max_batch)
             and sum(len(j.texts) for j in self._pending) < self.max_batch
         ):
             left = deadline - time.monotonic()
@@ -642,8 +656,10 @@ class BatchingEncoder:
             if batch and size + len(job.texts) > self.max_batch:
                 break
             batch.append(job)
+            job.taken = True
             size += len(job.texts)
         del self._pending[: len(batch)]
+        self._in_pass += len(batch)
         self._cond.release()
         try:
             texts = [t for job in batch for t in job.texts]
@@ -664,7 +680,8 @@ class BatchingEncoder:
             start += len(job.texts)
         self.batches += 1
         self.batched_calls += len(batch)
-        self._busy = False
+        self._in_pass -= len(batch)
+        self._running -= 1
         self._cond.notify_all()
 
 

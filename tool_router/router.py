@@ -187,7 +187,8 @@ class Router:
                 # Concurrent requests share forward passes (micro-batching, bounded wait).
                 s = config.serving
                 encoder = BatchingEncoder(
-                    encoder, s.batch_wait_ms, s.batch_max, expected=lambda: self._in_flight
+                    encoder, s.batch_wait_ms, s.batch_max, expected=lambda: self._in_flight,
+                    lanes=s.lanes,
                 )
             index = self._open_index(encoder)
         self.index = index

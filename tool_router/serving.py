@@ -39,6 +39,11 @@ class ServingParams(BaseModel):
         description='Longest wait to batch texts of concurrent requests into one forward pass.',
     )
     batch_max: int = Field(64, ge=1, le=1024, description='Most texts in one forward pass.')
+    lanes: int = Field(
+        2, ge=1, le=64,
+        description='Forward passes run at once (onnx backends; each on encoder.threads '
+        'threads); measured: docs/PERFORMANCE.md.',
+    )
     queue_depth: int = Field(
         1000, ge=10, le=100_000,
         description='DDS history depth of the service (requests waiting for a thread).',
