@@ -24,8 +24,10 @@ def test_a_request_to_one_vehicle_never_moves_the_other(tmp_path):
     try:
         for ns in ('uav1', 'uav2'):
             remap = ('-r', f'__ns:=/{ns}')
+            # a slow executor on a busy machine is not a missing one: 30 s for its ack
             procs.append(NodeProcess('tool_router.nodes.router_node', *remap,
-                                     '-p', 'chroma_ephemeral:=true'))
+                                     '-p', 'chroma_ephemeral:=true',
+                                     '-p', 'executor_ack_timeout_s:=30.0'))
             procs.append(start('tool_router.nodes.sim_vehicle', *remap,
                                ready='simulated vehicle ready'))
             procs.append(start('tool_router.nodes.executor_node', *remap, *UNSIGNED,
@@ -36,6 +38,11 @@ def test_a_request_to_one_vehicle_never_moves_the_other(tmp_path):
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         states = {ns: peer.watch(String, f'/{ns}/sim/state', latched) for ns in ('uav1', 'uav2')}
         assert wait_until(lambda: all(states.values()), 30)
+        # selections are volatile: route only once each executor is on the graph
+        assert wait_until(lambda: all(
+            peer.node.count_subscribers(f'/{ns}/tool_router/selected') > 0
+            and peer.node.count_publishers(f'/{ns}/executor/acks') > 0
+            for ns in ('uav1', 'uav2')), 60)
         before = {ns: json.loads(box[-1].data)['commands'] for ns, box in states.items()}
 
         resp = peer.call(RouteRequest, '/uav1/route_request', RouteRequest.Request(
