@@ -48,7 +48,7 @@ OOS = '<out_of_scope>'
 class Recipe:
     """The fine-tuning constants (chosen by 5-fold cross-validation on dev, docs/ENCODER.md)."""
 
-    layers: int = 2  # top transformer layers trained
+    layers: int = 3  # top transformer layers trained
     epochs: int = 2
     batch: int = 32
     lr: float = 5e-5
