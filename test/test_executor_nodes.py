@@ -138,8 +138,20 @@ class RosPeer:
         return self.call(ConfirmTool, service, request)
 
     def close(self) -> None:
+        """Stop spinning, then destroy the node: never destroy it under a spinning executor.
+
+        A CI run hung for good in close(): the node was destroyed while the spin thread was
+        still inside the executor's wait, and that thread then spun in rclpy's C code holding
+        the GIL, so the test's main thread never woke again. The spin thread is joined first;
+        if it outlives the executor's shutdown, the context is shut down to wake its wait set.
+        """
         import rclpy
-        self.executor.shutdown(timeout_sec=2)
+        self.executor.shutdown(timeout_sec=5)
+        self._thread.join(timeout=10)
+        if self._thread.is_alive():
+            rclpy.try_shutdown(context=self.context)
+            self._thread.join(timeout=10)
+        assert not self._thread.is_alive(), 'the test peer kept spinning after shutdown'
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
 
