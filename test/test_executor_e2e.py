@@ -41,9 +41,7 @@ def route_executed(peer, text: str, operators, operator: str = 'e2e-pilot'):
     on a busy machine is not taken for a missing one.
     """
     from tool_router.srv import RouteRequest
-    node = peer.node
-    assert wait_until(lambda: node.count_subscribers('/tool_router/selected') > 0
-                      and node.count_publishers('/executor/acks') > 0, 60)
+    assert wait_until(peer.sees_executor, 60)
     resp = None
     for _ in range(2):
         resp = peer.call(RouteRequest, '/route_request',

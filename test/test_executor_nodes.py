@@ -108,6 +108,12 @@ class RosPeer:
             self._clients[key] = client
         return self._clients[key]
 
+    def sees_executor(self, ns: str = '') -> bool:
+        """Whether an executor (under namespace ``ns``) is on the graph: its subscription to
+        the router's volatile selection topic and its ack publisher are both discovered."""
+        return (self.node.count_subscribers(f'{ns}/tool_router/selected') > 0
+                and self.node.count_publishers(f'{ns}/executor/acks') > 0)
+
     @staticmethod
     def _probe(client, srv_type) -> bool:
         future = client.call_async(srv_type.Request(text=''))

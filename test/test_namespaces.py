@@ -39,10 +39,7 @@ def test_a_request_to_one_vehicle_never_moves_the_other(tmp_path):
         states = {ns: peer.watch(String, f'/{ns}/sim/state', latched) for ns in ('uav1', 'uav2')}
         assert wait_until(lambda: all(states.values()), 30)
         # selections are volatile: route only once each executor is on the graph
-        assert wait_until(lambda: all(
-            peer.node.count_subscribers(f'/{ns}/tool_router/selected') > 0
-            and peer.node.count_publishers(f'/{ns}/executor/acks') > 0
-            for ns in ('uav1', 'uav2')), 60)
+        assert wait_until(lambda: all(peer.sees_executor(f'/{ns}') for ns in ('uav1', 'uav2')), 60)
         before = {ns: json.loads(box[-1].data)['commands'] for ns, box in states.items()}
 
         resp = peer.call(RouteRequest, '/uav1/route_request', RouteRequest.Request(
