@@ -3,7 +3,10 @@ import numpy as np
 import pytest
 import torch
 
+import threading
+
 from tool_router.embeddings import (
+    OnnxSentenceModel,
     SentenceTransformerEncoder,
     length_groups,
     resolve_device,
@@ -97,6 +100,60 @@ def test_onnx_vectors_do_not_depend_on_the_texts_sharing_a_pass(encoder, monkeyp
     # the long request went in a pass of its own; the clauses were not padded to its length
     assert len(shapes) == 2 + len(texts)
     assert shapes[0][0] == 1 and shapes[1][0] == 3 and shapes[1][1] < shapes[0][1] / 2
+
+
+def test_passes_of_one_call_run_at_once_and_give_the_same_vectors(encoder, monkeypatch):
+    in_turn = SentenceTransformerEncoder(encoder.model_id, 'cpu', backend='onnx')
+    at_once = SentenceTransformerEncoder(encoder.model_id, 'cpu', backend='onnx', pass_threads=2)
+    session = at_once._model.session
+    both = threading.Barrier(2, timeout=60)  # passes only if two passes are in flight together
+    threads = set()
+
+    class Meeting:  # the real session; its first two passes must meet
+        calls = 0
+
+        def run(self, names, feed):
+            Meeting.calls += 1
+            threads.add(threading.get_ident())
+            if Meeting.calls <= 2:
+                both.wait()
+            return session.run(names, feed)
+
+    monkeypatch.setattr(at_once._model, 'session', Meeting())
+    texts = ['fly to the north field, photograph the barn and when the battery is low '
+             'come back home and land there', 'photograph the barn', 'come back home']
+    vectors = at_once.encode(texts)
+    assert Meeting.calls == 2 and len(threads) == 2  # the request's pass beside its clauses'
+    assert np.array_equal(vectors, in_turn.encode(texts))  # the same to the last bit
+
+
+def _passes_model(pass_threads):
+    model = object.__new__(OnnxSentenceModel)  # only the pass scheduling, no weights
+    model.pass_threads, model._helpers = pass_threads, None
+    return model
+
+
+@pytest.mark.parametrize('pass_threads', [1, 2, 3])
+def test_every_pass_runs_once_and_a_failed_pass_is_raised(pass_threads):
+    model = _passes_model(pass_threads)
+    groups = [(0, 1), (1, 3), (3, 4), (4, 6)]
+    ran, lock = [], threading.Lock()
+
+    def one_pass(group):
+        with lock:
+            ran.append((group, threading.get_ident()))
+
+    model._run_passes(groups, one_pass)
+    assert sorted(g for g, _ in ran) == groups
+    if pass_threads == 1:  # in turn, on the caller's thread, longest first
+        assert ran == [(g, threading.get_ident()) for g in groups]
+
+    def failing(group):
+        if group == (3, 4):
+            raise ValueError('pass failed')
+
+    with pytest.raises(ValueError, match='pass failed'):
+        model._run_passes(groups, failing)
 
 
 def test_unknown_backend_is_a_clear_error():

@@ -55,6 +55,11 @@ class EncoderParams(BaseModel):
     cache_size: int = Field(
         0, ge=0, le=1_000_000, description='Texts whose vectors are kept (LRU); 0 = no cache.'
     )
+    pass_threads: int = Field(
+        2, ge=1, le=64,
+        description='Threads that run the passes of one encode call at once (onnx backends: '
+        'a request and its clauses are two passes); 1 = one pass after another.',
+    )
 
 
 class Encoder(Protocol):
@@ -237,7 +242,9 @@ class OnnxSentenceModel:
     (MiniLM and most sentence-transformers models) are accepted.
     """
 
-    def __init__(self, path: str, backend: str, device: str, threads: int) -> None:
+    def __init__(
+        self, path: str, backend: str, device: str, threads: int, pass_threads: int = 1
+    ) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -256,6 +263,10 @@ class OnnxSentenceModel:
         if threads > 0:
             options.intra_op_num_threads = threads
             options.inter_op_num_threads = 1
+        # Idle pool threads sleep instead of spin-waiting against busy neighbours (no effect
+        # on the vectors; with one thread there is no pool: docs/PERFORMANCE.md).
+        options.add_session_config_entry('session.intra_op.allow_spinning', '0')
+        options.add_session_config_entry('session.inter_op.allow_spinning', '0')
         providers = ['CPUExecutionProvider']
         if device.startswith('cuda'):
             wanted = ['TensorrtExecutionProvider', 'CUDAExecutionProvider']
@@ -263,6 +274,8 @@ class OnnxSentenceModel:
         self.session = ort.InferenceSession(str(model_file), options, providers=providers)
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.dim = int(json.loads((root / 'config.json').read_text())['hidden_size'])
+        self.pass_threads = max(1, pass_threads)
+        self._helpers: Any = None  # ThreadPoolExecutor, made on the first call with two passes
 
     @staticmethod
     def _check_pipeline(root: Path) -> None:
@@ -321,6 +334,7 @@ class OnnxSentenceModel:
         by :func:`length_groups`, so a short clause is not padded to the length of the
         whole request it came from. Padding is masked out, so a text's vector does not
         depend on which texts share its pass (equal to the last bit on this runtime; test).
+        With ``pass_threads`` > 1 the passes of one call run at once (:meth:`_run_passes`).
         """
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
@@ -328,8 +342,9 @@ class OnnxSentenceModel:
         encs = self.tokenizer.encode_batch(list(texts))
         lengths = [len(e.ids) for e in encs]
         order = sorted(range(len(encs)), key=lambda i: -lengths[i])
-        for lo, hi in length_groups([lengths[i] for i in order], batch_size):
-            rows = order[lo:hi]
+
+        def one_pass(group: tuple[int, int]) -> None:
+            rows = order[group[0] : group[1]]
             width = lengths[rows[0]]
             ids = np.full((len(rows), width), self.pad_id, dtype=np.int64)
             mask = np.zeros((len(rows), width), dtype=np.int64)
@@ -346,8 +361,54 @@ class OnnxSentenceModel:
             m = mask[:, :, None].astype(np.float32)
             pooled = (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
             norms = np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
-            out[rows] = pooled / norms
+            out[rows] = pooled / norms  # each pass writes its own rows
+
+        self._run_passes(length_groups([lengths[i] for i in order], batch_size), one_pass)
         return out
+
+    def _run_passes(
+        self, groups: list[tuple[int, int]], one_pass: Callable[[tuple[int, int]], None]
+    ) -> None:
+        """Run ``one_pass`` for every group: the caller and up to ``pass_threads - 1`` helpers.
+
+        ONNX Runtime releases the GIL while a pass runs and its sessions are thread-safe, so
+        a request's own pass and its clauses' pass use two cores where two are free (the
+        passes and so the vectors are the same either way; test). The caller works through
+        the groups itself too: a helper still busy with another call's pass delays nothing.
+        """
+        if self.pass_threads == 1 or len(groups) == 1:
+            for g in groups:
+                one_pass(g)
+            return
+        if self._helpers is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._helpers = ThreadPoolExecutor(self.pass_threads - 1, 'tr-pass')
+        lock = threading.Lock()
+        todo = list(reversed(groups))  # the longest pass first
+        done = threading.Semaphore(0)
+        errors: list[BaseException] = []
+
+        def work() -> None:
+            while True:
+                with lock:
+                    if not todo:
+                        return
+                    g = todo.pop()
+                try:
+                    one_pass(g)
+                except BaseException as exc:  # noqa: BLE001 - re-raised by the caller
+                    errors.append(exc)
+                finally:
+                    done.release()
+
+        for _ in range(min(self.pass_threads, len(groups)) - 1):
+            self._helpers.submit(work)
+        work()
+        for _ in groups:
+            done.acquire()
+        if errors:
+            raise errors[0]
 
     def encode_spans(self, text: str, spans: Sequence[Sequence[tuple[int, int]]]) -> np.ndarray:
         """One forward pass of ``text``: row 0 its sentence vector, then one row per span set.
@@ -447,6 +508,7 @@ class SentenceTransformerEncoder:
     ``backend``: ``torch`` (default), ``onnx`` (ONNX Runtime, exported once from
     the local weights and cached), or ``onnx-int8`` (the export with dynamic
     int8 quantisation). ``threads``: intra-op threads (0 = library default).
+    ``pass_threads``: passes of one call run at once (ONNX backends; 1 = in turn).
     """
 
     def __init__(
@@ -456,6 +518,7 @@ class SentenceTransformerEncoder:
         backend: str = 'torch',
         threads: int = 1,
         cache_size: int = 0,
+        pass_threads: int = 1,
     ) -> None:
         os.environ.setdefault('HF_HUB_OFFLINE', '1')
         os.environ.setdefault('TRANSFORMERS_OFFLINE', '1')
@@ -483,7 +546,7 @@ class SentenceTransformerEncoder:
                 transformers_logging.disable_progress_bar()
                 self._model = SentenceTransformer(path, device=self.device)
             else:
-                self._model = OnnxSentenceModel(path, backend, self.device, threads)
+                self._model = OnnxSentenceModel(path, backend, self.device, threads, pass_threads)
         except ConfigError:
             raise
         except Exception as exc:  # noqa: BLE001 - many failure types (missing files, offline hub)

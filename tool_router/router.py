@@ -182,7 +182,8 @@ class Router:
             if encoder is None:
                 e = config.encoder
                 encoder = SentenceTransformerEncoder(
-                    config.model, config.device, e.backend, e.threads, e.cache_size
+                    config.model, config.device, e.backend, e.threads, e.cache_size,
+                    e.pass_threads,
                 )
                 # Concurrent requests share forward passes (micro-batching, bounded wait).
                 s = config.serving
