@@ -250,6 +250,9 @@ def main() -> None:
     ap.add_argument('--big-n', type=int, default=100, help='requests on the synthetic catalog')
     ap.add_argument('--skip', default='', help='comma list: loaded,ros,clients,cold,big')
     ap.add_argument('--json', type=Path, help='also write the figures here')
+    ap.add_argument('--nice', type=int, default=0,
+                    help='also measure the loaded rows with the router at this priority '
+                         '(serving.nice, e.g. -10; needs CAP_SYS_NICE), interleaved')
     ap.add_argument('-p', '--param', action='append', default=[],
                     help='router parameter override NAME=VALUE (e.g. encoder.backend=onnx)')
     # client worker mode (internal)
@@ -325,14 +328,18 @@ def run(args: argparse.Namespace, skip: set[str]) -> dict[str, Any]:
 
         default_threads = os.cpu_count() or 1
         with Hogs():
-            fl_l, lc_l = [], []
-            for t in texts:
-                fl_l += timed(floor, [t])
-                lc_l += timed(lcr, [t])
+            loaded = loaded_runs(texts, floor, lcr, args.nice, fig)
+            fl_l, lc_l = loaded['default']
             fig['loaded_floor_p50_ms'] = pct(fl_l, 50)
             fig['loaded_lcr_p50_ms'] = pct(lc_l, 50)
             fig['loaded_lcr_p99_ms'] = pct(lc_l, 99)
             fig['loaded_over_idle'] = fig['loaded_lcr_p50_ms'] / fig['lcr_p50_ms']
+            if 'nice' in loaded:
+                fl_n, lc_n = loaded['nice']
+                fig['loaded_nice_floor_p50_ms'] = pct(fl_n, 50)
+                fig['loaded_nice_lcr_p50_ms'] = pct(lc_n, 50)
+                fig['loaded_nice_lcr_p99_ms'] = pct(lc_n, 99)
+                fig['loaded_nice_over_idle'] = fig['loaded_nice_lcr_p50_ms'] / fig['lcr_p50_ms']
             few = texts[: max(5, len(texts) // 5)]
             encoders = thread_encoders(router, inner, default_threads)
             for n_threads, fn in encoders.items():
@@ -397,6 +404,38 @@ def run(args: argparse.Namespace, skip: set[str]) -> dict[str, Any]:
             fig.update(big_catalog(args, tmp, pool, overrides, fig['lcr_p50_ms'], router.encoder))
     fig['load_average_end'] = list(os.getloadavg())
     return fig
+
+
+def loaded_runs(texts: list[str], floor: Any, lcr: Any, nice: int,
+                fig: dict[str, Any]) -> dict[str, tuple[list[float], list[float]]]:
+    """Floor and lcr latencies beside the hogs: at the process's priority ('default') and,
+    with ``nice``, at that priority too ('nice', serving.nice), alternating blocks of 10."""
+    from tool_router.serving import set_priority
+
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    arms = ['default']
+    if nice and nice >= base:  # going back to the lower base would need the privilege
+        fig['nice_warning'] = f'--nice {nice} is not below the process\'s nice {base}'
+    elif nice:
+        problem = set_priority(nice)
+        if problem:
+            fig['nice_warning'] = problem
+        else:
+            arms.append('nice')
+            set_priority(base)  # a raised value is always permitted
+    out: dict[str, tuple[list[float], list[float]]] = {arm: ([], []) for arm in arms}
+    try:
+        for b in range(0, len(texts), 10):
+            for arm in arms if (b // 10) % 2 == 0 else arms[::-1]:
+                set_priority(nice if arm == 'nice' else base)
+                for t in texts[b:b + 10]:
+                    out[arm][0].extend(timed(floor, [t]))
+                    out[arm][1].extend(timed(lcr, [t]))
+    finally:
+        set_priority(base)
+    if nice:
+        fig['nice'] = nice
+    return out
 
 
 def thread_encoders(router: Any, inner: Any, cores: int) -> dict[int, Any]:
@@ -473,6 +512,11 @@ def print_table(f: dict[str, Any]) -> None:
         ('lcr in-process beside two busy processes',
          f'p50 {g("loaded_lcr_p50_ms")} ms ({g("loaded_over_idle", "{:.2f}")}x idle), '
          f'p99 {g("loaded_lcr_p99_ms")} ms; floor {g("loaded_floor_p50_ms")} ms'),
+        ('lcr in-process beside two busy processes, router at nice '
+         f'{f.get("nice", "-")}',
+         f'p50 {g("loaded_nice_lcr_p50_ms")} ms ({g("loaded_nice_over_idle", "{:.2f}")}x idle), '
+         f'p99 {g("loaded_nice_lcr_p99_ms")} ms; floor {g("loaded_nice_floor_p50_ms")} ms'
+         + (f' ({f["nice_warning"]})' if f.get('nice_warning') else '')),
         ('one forward pass, 1 thread / all cores, loaded',
          f'p50 {g("loaded_forward_1thr_p50_ms")} / '
          f'{g("loaded_forward_" + str(f.get("cpus")) + "thr_p50_ms")} ms'),

@@ -19,3 +19,19 @@ def test_serving_threads_and_queue_depth_follow_ros_parameters():
         assert '(3 executor threads, queue depth 50)' in line, line
     finally:
         node.stop()
+
+
+def test_serving_nice_sets_every_thread_of_the_router_process():
+    import os
+
+    nice = min(19, os.getpriority(os.PRIO_PROCESS, 0) + 3)  # a higher value is always permitted
+    node = NodeProcess('tool_router.nodes.router_node', '-p', 'chroma_ephemeral:=true',
+                       '-p', f'serving.nice:={nice}', '-p', 'policy:=cdbv2')
+    try:
+        assert node.wait_for('serving /route_request', 180), node.output[-3000:]
+        assert f'process priority: nice {nice}' in node.output
+        tasks = f'/proc/{node.proc.pid}/task'
+        values = {os.getpriority(os.PRIO_PROCESS, int(t)) for t in os.listdir(tasks)}
+        assert values == {nice}, values  # DDS, executor and encoder threads alike
+    finally:
+        node.stop()

@@ -10,8 +10,10 @@ requests always find a thread and never wait behind an LLM call.
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -48,6 +50,48 @@ class ServingParams(BaseModel):
         1000, ge=10, le=100_000,
         description='DDS history depth of the service (requests waiting for a thread).',
     )
+    nice: int = Field(
+        0, ge=-20, le=19,
+        description='Scheduling priority of the router process as it starts (0 = leave it as '
+        'started; below 0 = ahead of other processes, needs CAP_SYS_NICE or root).',
+    )
+
+
+def set_priority(nice: int) -> str:
+    """Give every thread of this process the nice value ``nice``; '' or a warning.
+
+    Linux keeps a nice value per thread (and a new thread inherits its creator's), so
+    every thread that exists now is set: DDS and executor threads as well as the caller.
+    A value the process may not set (below its current one without CAP_SYS_NICE) changes
+    nothing and returns a warning saying so; it never raises.
+    """
+    task = Path('/proc/self/task')
+    tids = sorted(int(t) for t in os.listdir(task)) if task.is_dir() else [0]
+    before = os.getpriority(os.PRIO_PROCESS, 0)
+    done = []
+    for tid in tids:
+        try:
+            os.setpriority(os.PRIO_PROCESS, tid, nice)
+            done.append(tid)
+        except ProcessLookupError:  # the thread ended meanwhile
+            continue
+        except PermissionError:
+            for undo in done:  # all threads or none
+                try:
+                    os.setpriority(os.PRIO_PROCESS, undo, before)
+                except OSError:
+                    pass
+            return (
+                f'serving.nice {nice}: not permitted, the process keeps nice {before} '
+                '(a lower value needs root or CAP_SYS_NICE: e.g. systemd Nice=, setcap '
+                'cap_sys_nice, or an RLIMIT_NICE)'
+            )
+    return ''
+
+
+def apply_priority(nice: int) -> str:
+    """:func:`set_priority` for ``serving.nice``: 0 leaves the process as it was started."""
+    return set_priority(nice) if nice else ''
 
 
 @dataclass

@@ -47,7 +47,7 @@ from tool_router.nodes.common import (
     startup_problem,
 )
 from tool_router.router import RouteResult, Router
-from tool_router.serving import BUSY, Admission, ServingParams
+from tool_router.serving import BUSY, Admission, ServingParams, apply_priority
 from tool_router.srv import RouteRequest
 from tool_router.stats import percentiles
 
@@ -141,6 +141,13 @@ class RouterNode(LifecycleNode):
         # that a burst waits for a thread instead of being overwritten (KEEP_LAST 10, the
         # default, silently dropped requests of more than 10 concurrent clients).
         serving = self._serving_params()
+        # Priority over co-located load (serving.nice, fixed at start like the threads): set
+        # before main() builds the executor, whose threads inherit it.
+        problem = apply_priority(serving.nice)
+        if problem:
+            self.get_logger().warning(problem)
+        elif serving.nice:
+            self.get_logger().info(f'process priority: nice {serving.nice}')
         self.serving_threads = serving.threads  # main() builds the executor with this many
         self._queue_depth = serving.queue_depth
         self._admission = Admission(serving)
@@ -487,6 +494,7 @@ class RouterNode(LifecycleNode):
                 values[f'latency_{key}_ms'] = f'{value:.2f}'
         values['active'] = str(self._active)
         values['pid'] = str(os.getpid())
+        values['nice'] = str(os.getpriority(os.PRIO_PROCESS, 0))
         if not self._active:
             status.level, status.message = DiagnosticStatus.WARN, 'not active'
         elif values.get('index_warning'):
