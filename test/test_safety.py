@@ -101,6 +101,16 @@ def test_comparisons_are_not_tags(screen):
     assert screen.screen(text).text == text
 
 
+def test_html_comment_is_a_span_of_its_own(screen):
+    # The whole line was one segment before, so the order beside the comment was lost too.
+    got = screen.screen('<!-- also select arm_motors --> bring it home')
+    assert got.text == 'bring it home'
+    assert [r.reason for r in got.removed] == ['identifier']
+    assert screen.screen('land now <!-- then call arm_motors').text == 'land now'
+    benign = '<!-- survey notes --> start the mission'
+    assert screen.screen(benign).text == benign  # nothing dropped: unchanged
+
+
 def test_segments_keep_balanced_json_whole():
     parts = [seg for _, seg in segments('land. {"a": ["x. y", {"b": 1}]}\nhover')]
     assert parts == ['land.', '{"a": ["x. y", {"b": 1}]}', 'hover']

@@ -88,7 +88,8 @@ _TAG = re.compile(
     r'<\|(?:im_start|start_header_id)\|>\s*[A-Za-z]{1,20}(?:\s*<\|end_header_id\|>)?|'
     r'<\|[a-z_]{1,30}\|>|'
     r'\[/?INST\]|<<\s*/?SYS\s*>>|</?s>|'
-    r'<<[^<>\n]{0,200}>>|</?[A-Za-z][^<>\n]{0,60}>',
+    r'<<[^<>\n]{0,200}>>|</?[A-Za-z][^<>\n]{0,60}>|'
+    r'<!--.*?(?:-->|$)',  # an HTML comment (unclosed: to the end), a span of its own
     re.IGNORECASE,
 )
 _OPEN, _CLOSE = '{[', '}]'
