@@ -141,8 +141,10 @@ def client_worker(args: argparse.Namespace) -> None:
                 busy += resp.message == 'busy'
                 errors += resp.message != 'busy'
         elapsed = time.perf_counter() - t0
-    print(json.dumps({'lat': lat, 'unanswered': unanswered, 'busy': busy, 'errors': errors,
-                      'elapsed': elapsed, 'n': len(texts)}))
+        # The figures go out before the client closes: closing a node on rclpy's events
+        # executor once hung for minutes (destroy_node), after every call was answered.
+        print(json.dumps({'lat': lat, 'unanswered': unanswered, 'busy': busy, 'errors': errors,
+                          'elapsed': elapsed, 'n': len(texts)}), flush=True)
 
 
 def run_clients(texts: list[str], clients: int, per_client: int, timeout: float,
@@ -161,11 +163,21 @@ def run_clients(texts: list[str], clients: int, per_client: int, timeout: float,
                          stderr=subprocess.DEVNULL, text=True)
         for f in files
     ]
-    results = []
+    results, stuck = [], 0
     for p in procs:
-        out, _ = p.communicate(timeout=600)
-        lines = [line for line in out.splitlines() if line.startswith('{')]
-        results.append(json.loads(lines[-1]) if lines else
+        assert p.stdout is not None
+        lines = []
+        for line in p.stdout:  # read up to the figures only: the process may hang after them
+            if line.startswith('{'):
+                lines.append(line)
+                break
+        try:
+            p.wait(timeout=20)
+        except subprocess.TimeoutExpired:  # answered everything, then hung while closing
+            p.kill()
+            p.wait()
+            stuck += 1
+        results.append(json.loads(lines[0]) if lines else
                        {'lat': [], 'unanswered': per_client, 'busy': 0, 'errors': 0,
                         'elapsed': float('nan'), 'n': per_client})
     lat = [x for r in results for x in r['lat']]
@@ -177,6 +189,7 @@ def run_clients(texts: list[str], clients: int, per_client: int, timeout: float,
         'unanswered': sum(r['unanswered'] for r in results),
         'busy': sum(r['busy'] for r in results),
         'errors': sum(r['errors'] for r in results),
+        'clients_hung_at_close': stuck,
     }
 
 

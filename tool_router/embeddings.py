@@ -7,12 +7,12 @@ ONNX Runtime backend); ``BatchingEncoder`` wraps any encoder so that requests
 routed concurrently share one forward pass. Tests and other backends can pass
 any object with the same shape.
 
-Thread policy (docs/PERFORMANCE.md): the encoder runs with ``threads`` torch
-intra-op threads (default 1), tokenizers without their own thread pool, and
-ONNX Runtime sessions with the same thread count. On a small CPU shared with
-other busy processes, OpenMP worker threads spin-wait against them: torch's
-default of one thread per core made one forward pass 38x slower than one
-thread beside two other torch processes.
+Thread policy (docs/PERFORMANCE.md): the encoder runs with ``threads`` intra-op
+threads (the router's default 2), tokenizers without their own thread pool, and
+ONNX Runtime sessions whose idle threads sleep (spinning off). On a small CPU
+shared with other busy processes, spinning worker threads fight them: torch's
+OpenMP default of one thread per core made one forward pass 38x slower than one
+thread beside two other torch processes (use 1 thread with the torch backend).
 """
 
 from __future__ import annotations
@@ -48,9 +48,10 @@ class EncoderParams(BaseModel):
         'measured default), torch, or onnx-int8 (dynamic int8 quantisation).',
     )
     threads: int = Field(
-        1, ge=0, le=256,
-        description='Intra-op threads of the model (0 = library default, one per core). More '
-        'than one spin-waits against other busy processes on small CPUs.',
+        2, ge=0, le=256,
+        description='Intra-op threads of the model (0 = library default, one per core). ONNX '
+        'Runtime threads sleep when idle; torch\'s OpenMP threads spin-wait against busy '
+        'neighbours: with backend torch on a shared CPU use 1.',
     )
     cache_size: int = Field(
         0, ge=0, le=1_000_000, description='Texts whose vectors are kept (LRU); 0 = no cache.'
