@@ -535,6 +535,10 @@ def test_trace_summary_cli_over_the_run(rig):
     # the records this test counts on are its own (other tests may or may not have run)
     wait_record(rig['a'], rig['peer'].select('/test/selected_a', ['battery_status']))
     wait_record(rig['a'], rig['peer'].select('/test/selected_a', ['speaker_broadcast']))
+    for _ in range(2):  # a watch armed and fired: two watch records each
+        rid = rig['peer'].select('/test/selected_a', ['gimbal_control', 'battery_status'],
+                                 conditions=['when the battery reaches 100%', ''])
+        assert wait_until(lambda: len(watch_records(rig['a'], rid)) >= 2, 30)
     out = subprocess.run([sys.executable, '-m', 'tool_router.cli', 'trace', 'summary',
                           str(rig['a']), '--json'], capture_output=True, text=True, cwd=ROOT,
                          timeout=60)
