@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from tool_router.embeddings import EncoderParams
 from tool_router.errors import ConfigError
+from tool_router.index import Shortlist
 from tool_router.paths import config_path
 from tool_router.policies.registry import REGISTRY, Registry
 from tool_router.serving import ServingParams
@@ -71,7 +72,7 @@ class BaseRouterConfig(BaseModel):
         'scored exactly without opening Chroma; larger ones are shortlisted first (shortlist) '
         '(measured threshold: docs/PERFORMANCE.md, "Scale").',
     )
-    shortlist: Literal['centroid', 'hnsw'] = Field(
+    shortlist: Shortlist = Field(
         'centroid',
         description='Shortlist of catalogs above exact_max_records: centroid (each tool\'s '
         'record centroid, in memory) or hnsw (Chroma); measured: docs/PERFORMANCE.md, "Scale".',

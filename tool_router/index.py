@@ -42,7 +42,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Literal, Sequence, get_args
 from urllib.parse import urlparse
 
 import numpy as np
@@ -63,7 +63,8 @@ HNSW_CONFIG = {'space': 'l2', 'max_neighbors': 16, 'ef_construction': 100, 'ef_s
 EXACT_MAX_RECORDS = 10_000
 # How the records of a catalog above it are shortlisted (docs/PERFORMANCE.md, "Scale"):
 # 'centroid' = by each tool's record centroid in numpy, 'hnsw' = Chroma's HNSW top records.
-SHORTLISTS = ('centroid', 'hnsw')
+Shortlist = Literal['centroid', 'hnsw']  # the router parameter's type (config.py)
+SHORTLISTS: tuple[str, ...] = get_args(Shortlist)
 
 
 @dataclass(frozen=True)
