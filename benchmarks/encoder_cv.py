@@ -69,9 +69,7 @@ def route_fold(encoder, catalog, train, test, memo=None, scope=None):  # type: i
     """
     index = CatalogIndex.ephemeral(catalog, encoder)
     extractor = FeatureExtractor(index, scope_phrases=[''])
-    extractor.memoize()
-    if memo is not None:
-        extractor._memo = memo
+    extractor.memoize(memo)
     extractor.scope_phrases = scope or load_scope_phrases()  # through the memo
     extractor.scope_vectors = extractor.encode(extractor.scope_phrases)
     augmented = augment(train, AUGMENT_PER_REQUEST, 0)  # as `fit lcr` does

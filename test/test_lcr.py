@@ -82,6 +82,22 @@ def test_steering_text_does_not_count_in_the_scope_features(fake_index):
     assert plain['full_minus_oos'] != pytest.approx(plain['catalog_minus_oos'])
 
 
+def test_extractors_share_a_memo(fake_index):
+    memo: dict = {}
+    first = FeatureExtractor(fake_index)
+    first.memoize(memo)
+    a = first.extract('land now and take a photo')
+    assert 'land now and take a photo' in memo  # filled in place
+    memo['land now and take a photo'] = memo['land now and take a photo'] * 0  # a marker
+    second = FeatureExtractor(fake_index)
+    second.memoize(memo)
+    b = second.extract('land now and take a photo')  # reads the shared (marked) vector
+    assert not np.allclose(a.scope, b.scope)
+    own = FeatureExtractor(fake_index)
+    own.memoize()
+    assert np.allclose(own.extract('land now and take a photo').scope, a.scope)
+
+
 def test_shipped_scorer_is_valid():
     models = load_models()
     assert 'lcr' in models and models['lcr'].features == list(FEATURES)

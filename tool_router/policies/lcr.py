@@ -252,9 +252,13 @@ class FeatureExtractor:
         self.scope_phrases = scope_phrases if scope_phrases is not None else load_scope_phrases()
         self.scope_vectors = self.encode(self.scope_phrases)
 
-    def memoize(self) -> None:
-        """Keep every vector encoded from now on (fitting extracts each request per variant)."""
-        self._memo = {}
+    def memoize(self, memo: dict[str, np.ndarray] | None = None) -> None:
+        """Keep every vector encoded from now on (fitting extracts each request per variant).
+
+        ``memo`` (text -> vector of this extractor's encoder) is used and filled in place,
+        so runs that share an encoder can share its vectors.
+        """
+        self._memo = {} if memo is None else memo
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Unit vectors of ``texts`` (the one place the extractor calls the encoder)."""
