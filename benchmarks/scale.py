@@ -52,14 +52,15 @@ def memory_mb() -> dict[str, float]:
     return out
 
 
-def one_size(n_tools: int, n: int, chroma_dir: Path | None, threads: int) -> dict[str, Any]:
+def one_size(n_tools: int, n: int, chroma_dir: Path | None,
+             threads: int | None) -> dict[str, Any]:
     """Measure one catalog size in this process (see the module docstring)."""
     import catalog_gen
     from tool_router.config import load_router_config
     from tool_router.router import Router
 
     base = memory_mb()
-    overrides: dict[str, Any] = {'encoder.threads': threads}
+    overrides: dict[str, Any] = {} if threads is None else {'encoder.threads': threads}
     work = Path(tempfile.mkdtemp(prefix='tr-scale-'))
     if n_tools != 42:
         path = catalog_gen.write(n_tools, work / f'catalog{n_tools}.yaml',
@@ -129,7 +130,7 @@ def one_size(n_tools: int, n: int, chroma_dir: Path | None, threads: int) -> dic
     }
 
 
-def interleaved(sizes: list[int], n: int, chroma_dir: Path | None, threads: int
+def interleaved(sizes: list[int], n: int, chroma_dir: Path | None, threads: int | None
                 ) -> dict[str, Any]:
     """All sizes in one process, one encoder, request by request: ratios free of load drift."""
     import catalog_gen
@@ -140,7 +141,7 @@ def interleaved(sizes: list[int], n: int, chroma_dir: Path | None, threads: int
     routers: dict[int, Any] = {}
     encoder = None
     for size in sizes:
-        overrides: dict[str, Any] = {'encoder.threads': threads}
+        overrides: dict[str, Any] = {} if threads is None else {'encoder.threads': threads}
         if size != 42:
             overrides['catalog'] = str(catalog_gen.write(
                 size, work / f'catalog{size}.yaml', ROOT / 'config' / 'catalog.yaml'))
@@ -184,7 +185,8 @@ def main() -> None:
     ap.add_argument('--sizes', default='42,800,5000')
     ap.add_argument('-n', type=int, default=100, help='requests per size')
     ap.add_argument('--chroma-dir', type=Path, help='persistent indexes (kept between runs)')
-    ap.add_argument('--threads', type=int, default=1, help='encoder.threads')
+    ap.add_argument('--threads', type=int, default=None,
+                    help='encoder.threads (default: as configured, config/router.yaml)')
     ap.add_argument('--smoke', action='store_true', help='sizes 42,120, 6 requests, in memory')
     ap.add_argument('--json', type=Path)
     ap.add_argument('--one', type=int, help=argparse.SUPPRESS)
@@ -202,8 +204,10 @@ def main() -> None:
         args.n, args.chroma_dir = 6, None
 
     def child(extra: list[str]) -> dict[str, Any]:
-        cmd = [sys.executable, __file__, *extra, '-n', str(args.n), '--threads',
-               str(args.threads), '--sizes', ','.join(map(str, sizes))]
+        cmd = [sys.executable, __file__, *extra, '-n', str(args.n),
+               '--sizes', ','.join(map(str, sizes))]
+        if args.threads is not None:
+            cmd += ['--threads', str(args.threads)]
         if args.chroma_dir:
             cmd += ['--chroma-dir', str(args.chroma_dir)]
         path = str(ROOT) + os.pathsep + os.environ.get('PYTHONPATH', '')
