@@ -158,7 +158,9 @@ def test_battery_watch_lands_the_simulator_at_25_percent(tmp_path):
         assert action['tools'][0]['message'] == 'landed at the current position'
         assert wait_until(lambda: json.loads(states[-1].data)['phase'] == 'landed', 30)
         landed_at = json.loads(states[-1].data)['battery_pct']
-        assert landed_at <= fired['value'] < 25.0  # landed after the reading, once
+        # landed after the reading, once; the state rounds the battery to 2 decimals, the
+        # reading to 3 (a landing in the same drain step read 24.93 against 24.929)
+        assert landed_at <= fired['value'] + 0.01 and fired['value'] < 25.0
         watches = cli('watch', 'list', '--all', '--json')
         assert [w['state'] for w in json.loads(watches.stdout)
                 if w['request_id'] == rid] == ['fired']
