@@ -113,6 +113,13 @@ def report(examples, preds) -> dict:  # type: ignore[no-untyped-def]
     }
 
 
+def record(work: Path, res: dict) -> None:  # type: ignore[type-arg]
+    """Print one run's figures and append them to ``work/results.jsonl``."""
+    print(json.dumps(res), flush=True)
+    with (work / 'results.jsonl').open('a') as fh:
+        fh.write(json.dumps(res) + '\n')
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--dataset', default=str(ROOT / 'benchmarks/data/v2/dev.jsonl'))
@@ -182,9 +189,7 @@ def main() -> int:
         res = report([examples[i] for i in done], [preds[i] for i in done])
         res.update(arm=arm, tag=args.tag, drop=args.drop, n=len(done), folds=folds,
                    recipe=recipe.as_dict() if recipe else None)
-        print(json.dumps(res), flush=True)
-        with (work / 'results.jsonl').open('a') as fh:
-            fh.write(json.dumps(res) + '\n')
+        record(work, res)
     return 0
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / 'benchmarks')]
 
-from encoder_cv import report, route_fold  # noqa: E402
+from encoder_cv import record, report, route_fold  # noqa: E402
 from tool_router.catalog import load_catalog  # noqa: E402
 from tool_router.embeddings import (  # noqa: E402
     DEFAULT_MODEL,
@@ -85,9 +85,7 @@ def main() -> int:
                    recipe=recipe.as_dict(), seconds=round(time.perf_counter() - t0))
         (work / f'{arm}.preds.json').write_text(
             json.dumps({ex.id: sorted(p) for ex, p in zip(test, got)}))
-        print(json.dumps(res), flush=True)
-        with (work / 'results.jsonl').open('a') as fh:
-            fh.write(json.dumps(res) + '\n')
+        record(work, res)
     return 0
 
 
