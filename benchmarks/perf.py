@@ -342,18 +342,13 @@ def run(args: argparse.Namespace, skip: set[str]) -> dict[str, Any]:
 
         default_threads = os.cpu_count() or 1
         with Hogs():
-            loaded = loaded_runs(texts, floor, lcr, args.nice, fig)
-            fl_l, lc_l = loaded['default']
-            fig['loaded_floor_p50_ms'] = pct(fl_l, 50)
-            fig['loaded_lcr_p50_ms'] = pct(lc_l, 50)
-            fig['loaded_lcr_p99_ms'] = pct(lc_l, 99)
-            fig['loaded_over_idle'] = fig['loaded_lcr_p50_ms'] / fig['lcr_p50_ms']
-            if 'nice' in loaded:
-                fl_n, lc_n = loaded['nice']
-                fig['loaded_nice_floor_p50_ms'] = pct(fl_n, 50)
-                fig['loaded_nice_lcr_p50_ms'] = pct(lc_n, 50)
-                fig['loaded_nice_lcr_p99_ms'] = pct(lc_n, 99)
-                fig['loaded_nice_over_idle'] = fig['loaded_nice_lcr_p50_ms'] / fig['lcr_p50_ms']
+            # 'loaded_*' at the process's priority, 'loaded_nice_*' at --nice
+            for arm, (fl_a, lc_a) in loaded_runs(texts, floor, lcr, args.nice, fig).items():
+                key = 'loaded_' if arm == 'default' else f'loaded_{arm}_'
+                fig[f'{key}floor_p50_ms'] = pct(fl_a, 50)
+                fig[f'{key}lcr_p50_ms'] = pct(lc_a, 50)
+                fig[f'{key}lcr_p99_ms'] = pct(lc_a, 99)
+                fig[f'{key}over_idle'] = fig[f'{key}lcr_p50_ms'] / fig['lcr_p50_ms']
             few = texts[: max(5, len(texts) // 5)]
             encoders = thread_encoders(router, inner, default_threads)
             for n_threads, fn in encoders.items():

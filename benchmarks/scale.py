@@ -52,24 +52,32 @@ def memory_mb() -> dict[str, float]:
     return out
 
 
+def size_overrides(size: int, work: Path, chroma_dir: Path | None,
+                   threads: int | None) -> dict[str, Any]:
+    """Router overrides for one catalog size: its generated catalog (the shipped one at 42),
+    its index (in memory, or persistent under ``chroma_dir``), ``--threads`` if given."""
+    import catalog_gen
+
+    overrides: dict[str, Any] = {} if threads is None else {'encoder.threads': threads}
+    if size != 42:
+        overrides['catalog'] = str(catalog_gen.write(
+            size, work / f'catalog{size}.yaml', ROOT / 'config' / 'catalog.yaml'))
+    if chroma_dir is None:
+        overrides['chroma_ephemeral'] = True
+    else:
+        overrides['chroma_path'] = str(chroma_dir / f'tools{size}')
+    return overrides
+
+
 def one_size(n_tools: int, n: int, chroma_dir: Path | None,
              threads: int | None) -> dict[str, Any]:
     """Measure one catalog size in this process (see the module docstring)."""
-    import catalog_gen
     from tool_router.config import load_router_config
     from tool_router.router import Router
 
     base = memory_mb()
-    overrides: dict[str, Any] = {} if threads is None else {'encoder.threads': threads}
-    work = Path(tempfile.mkdtemp(prefix='tr-scale-'))
-    if n_tools != 42:
-        path = catalog_gen.write(n_tools, work / f'catalog{n_tools}.yaml',
-                                 ROOT / 'config' / 'catalog.yaml')
-        overrides['catalog'] = str(path)
-    if chroma_dir is None:
-        overrides['chroma_ephemeral'] = True
-    else:
-        overrides['chroma_path'] = str(chroma_dir / f'tools{n_tools}')
+    overrides = size_overrides(n_tools, Path(tempfile.mkdtemp(prefix='tr-scale-')),
+                               chroma_dir, threads)
     t0 = time.perf_counter()
     router = Router(load_router_config(overrides=overrides))
     start_s = time.perf_counter() - t0
@@ -133,7 +141,6 @@ def one_size(n_tools: int, n: int, chroma_dir: Path | None,
 def interleaved(sizes: list[int], n: int, chroma_dir: Path | None, threads: int | None
                 ) -> dict[str, Any]:
     """All sizes in one process, one encoder, request by request: ratios free of load drift."""
-    import catalog_gen
     from tool_router.config import load_router_config
     from tool_router.router import Router
 
@@ -141,14 +148,7 @@ def interleaved(sizes: list[int], n: int, chroma_dir: Path | None, threads: int 
     routers: dict[int, Any] = {}
     encoder = None
     for size in sizes:
-        overrides: dict[str, Any] = {} if threads is None else {'encoder.threads': threads}
-        if size != 42:
-            overrides['catalog'] = str(catalog_gen.write(
-                size, work / f'catalog{size}.yaml', ROOT / 'config' / 'catalog.yaml'))
-        if chroma_dir is None:
-            overrides['chroma_ephemeral'] = True
-        else:
-            overrides['chroma_path'] = str(chroma_dir / f'tools{size}')
+        overrides = size_overrides(size, work, chroma_dir, threads)
         routers[size] = Router(load_router_config(overrides=overrides), encoder=encoder)
         encoder = routers[size].encoder
     inner = getattr(encoder, 'inner', encoder)
