@@ -167,6 +167,16 @@ def save_patch(tensors: dict[str, Any], out: Path, meta: dict[str, str]) -> None
     out.chmod(0o644)  # a shipped file, readable by whoever installs it
 
 
+def patch_meta(patch: Path) -> dict[str, str]:
+    """The metadata :func:`save_patch` stored in ``patch`` (recipe, dataset, fold ...)."""
+    from safetensors import safe_open
+
+    with safe_open(str(patch), 'np') as fh:
+        raw = fh.metadata() or {}
+    meta: dict[str, str] = json.loads(raw['tool_router']) if 'tool_router' in raw else raw
+    return meta
+
+
 def apply_patch(base: str, patch: Path) -> str:
     """A model directory: ``base``'s files with ``patch``'s tensors in place of its own.
 
@@ -176,7 +186,6 @@ def apply_patch(base: str, patch: Path) -> str:
     """
     import shutil
 
-    from safetensors import safe_open
     from safetensors.numpy import load_file, save_file
 
     if not patch.exists():
@@ -191,9 +200,7 @@ def apply_patch(base: str, patch: Path) -> str:
     root = Path(base)
     weights = load_file(str(root / 'model.safetensors'))
     new = load_file(str(patch))
-    with safe_open(str(patch), 'np') as fh:
-        raw = fh.metadata() or {}
-    meta = json.loads(raw['tool_router']) if 'tool_router' in raw else raw
+    meta = patch_meta(patch)
     bad = [k for k, v in new.items() if k not in weights or weights[k].shape != v.shape]
     if bad or not new:
         raise ConfigError(

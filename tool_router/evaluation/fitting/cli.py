@@ -33,7 +33,8 @@ def cmd_fit_lcr(args: argparse.Namespace) -> int:
         )
     # cdbv3 as the default policy: the scorer being fitted may not exist yet.
     router = Router(config_from_args(args, policy='cdbv3'))
-    fit(Path(args.dataset), router, out, log=_log, augment_per_request=args.augment)
+    fit(Path(args.dataset), router, out, log=_log, augment_per_request=args.augment,
+        cross_fit=[Path(p) for p in args.cross_fit])
     return 0
 
 
@@ -56,7 +57,13 @@ def cmd_fit_encoder(args: argparse.Namespace) -> int:
             f'{config_path(PATCH_FILE)} (then refit lcr on top: `tool-router fit lcr`)',
         )
     config = config_from_args(args, policy='cdbv3')
-    fit(Path(args.dataset), load_catalog(config.resolved_catalog()), out, log=_log)
+    fold = None
+    if args.fold is not None:
+        if not args.out:
+            raise ConfigError('a fold patch is not the shipped encoder',
+                              hint='write it with --out FILE (for `fit lcr --cross-fit`)')
+        fold = (args.fold, args.folds)
+    fit(Path(args.dataset), load_catalog(config.resolved_catalog()), out, log=_log, fold=fold)
     return 0
 
 
@@ -119,6 +126,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             p.add_argument('--augment', type=int, default=None, metavar='N',
                            help='noisy training-only variants per request (0 = none; default: '
                                 'AUGMENT_PER_REQUEST of tool_router/evaluation/fitting/lcr.py, 2)')
+            p.add_argument('--cross-fit', nargs='+', default=[], metavar='PATCH',
+                           help='fold patches of `fit encoder --fold K --folds N` on this '
+                                'dataset, one per fold: fit on out-of-fold similarities '
+                                '(docs/ENCODER.md)')
+        else:
+            p.add_argument('--fold', type=int, default=None, metavar='K',
+                           help='train without writer fold K (a patch for `fit lcr --cross-fit`)')
+            p.add_argument('--folds', type=int, default=4, metavar='N',
+                           help='number of writer folds (with --fold; default 4)')
         add_config_args(p)
         p.set_defaults(handler=handler)
 

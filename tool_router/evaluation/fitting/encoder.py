@@ -286,8 +286,13 @@ def fit(
     out: Path,
     recipe: Recipe = Recipe(),
     log: Callable[[str], Any] = print,
+    fold: tuple[int, int] | None = None,
 ) -> Path:
-    """Fine-tune on ``dataset`` (never a test split) and write the patch to ``out``."""
+    """Fine-tune on ``dataset`` (never a test split) and write the patch to ``out``.
+
+    ``fold`` = (k, n): train without writer fold k of n (:func:`writer_folds`), a fold patch
+    for ``fit lcr --cross-fit``.
+    """
     from tool_router.embeddings import DEFAULT_MODEL, resolve_model, save_patch
     from tool_router.evaluation.dataset import load_jsonl
     from tool_router.evaluation.fitting.guard import refuse_reporting_data
@@ -297,9 +302,49 @@ def fit(
     if not refuse_reporting_data(examples, str(dataset)):
         log('warning: no test split found to check the dataset against')
     base = Path(resolve_model(DEFAULT_MODEL))
+    extra: dict[str, str] = {}
+    if fold is not None:
+        k, n = fold
+        if not 0 <= k < n:
+            raise ValueError(f'fold {k} is not within 0..{n - 1}')
+        folds = writer_folds(examples, n)
+        extra = fold_meta(examples, folds, k)
+        examples = [ex for ex in examples if folds[ex.id] != k]
+        log(f'fold {k} of {n}: training on {len(examples)} requests')
     tensors = fine_tune(base, examples, catalog, load_scope_phrases(), recipe, log)
     meta = {'base': DEFAULT_MODEL, 'trained_on': dataset.name, 'n_requests': str(len(examples)),
-            'recipe': json.dumps(recipe.as_dict(), sort_keys=True)}
+            'recipe': json.dumps(recipe.as_dict(), sort_keys=True), **extra}
     save_patch(tensors, out, meta)
     log(f'wrote {out}')
     return out
+
+
+def writer_folds(examples: Sequence[Example], folds: int) -> dict[str, int]:
+    """Request id -> fold, grouped by writer (requests without one form the group "-").
+
+    Every writer's requests share a fold, so a fold encoder has never seen the wording of the
+    writers it is asked about (the condition of the test split and of the outside sets).
+    Groups go largest first to the fold with the fewest requests so far (ties: lowest fold);
+    deterministic. Fewer groups than folds is an error.
+    """
+    groups: dict[str, list[str]] = {}
+    for ex in examples:
+        groups.setdefault(str((ex.model_extra or {}).get('writer', '-')), []).append(ex.id)
+    if len(groups) < folds:
+        raise ValueError(f'{len(groups)} writers cannot fill {folds} folds')
+    size = [0] * folds
+    out: dict[str, int] = {}
+    for _, ids in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        k = min(range(folds), key=lambda j: (size[j], j))
+        size[k] += len(ids)
+        out.update(dict.fromkeys(ids, k))
+    return out
+
+
+def fold_meta(examples: Sequence[Example], fold: dict[str, int], k: int) -> dict[str, str]:
+    """What a fold patch records: the fold and a digest of the request ids it never saw."""
+    import hashlib
+
+    held = sorted(ex.id for ex in examples if fold[ex.id] == k)
+    digest = hashlib.sha256('\n'.join(held).encode()).hexdigest()[:16]
+    return {'fold': str(k), 'folds': str(len(set(fold.values()))), 'held_out': digest}

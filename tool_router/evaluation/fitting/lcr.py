@@ -260,6 +260,47 @@ def _augmented_rows(
     return Rows.of(augmented, aug_feats, names, tool_prior), source
 
 
+@dataclass
+class CrossFit:
+    """Out-of-fold features: fold k's requests seen through an encoder fine-tuned without them.
+
+    The shipped encoder is fine-tuned on the whole development set, so its similarities for a
+    dev request are those of a request it has learnt; a request at run time is one it has not.
+    Fitting lcr's weights and thresholds on in-sample similarities leaves them calibrated for
+    the wrong inputs (the writer holdout of benchmarks/RESULTS.md: in-scope empties and scope
+    misses rise on unseen writers). ``extractors[k]`` uses the encoder fine-tuned on the requests
+    whose ``fold`` is not k; an augmented variant goes with its source request's fold.
+    """
+
+    fold: dict[str, int]  # request id -> fold
+    extractors: Sequence[FeatureExtractor]
+
+    def features(
+        self, examples: Sequence[Example], augmented: Sequence[Example], v: Any, names: list[str]
+    ) -> tuple[list[Features], list[Features]]:
+        """(features of ``examples``, of ``augmented``), each from its fold's extractor."""
+        for e in self.extractors:
+            if e.names != names:
+                raise ValueError('cross-fit extractors must share the catalog')
+
+        def fold_of(ex: Example) -> int:
+            source = (ex.model_extra or {}).get('augmented_from', ex.id)
+            return self.fold[str(source)]
+
+        def run(items: Sequence[Example], desc: str) -> list[Features]:
+            out: list[Features | None] = [None] * len(items)
+            for k, extractor in enumerate(self.extractors):  # one encoder at a time
+                mine = [i for i, ex in enumerate(items) if fold_of(ex) == k]
+                for i in progress_bar(mine, f'{desc} fold {k}'):
+                    out[i] = extractor.extract(items[i].request, v)
+            missing = [items[i].id for i, f in enumerate(out) if f is None]
+            if missing:
+                raise ValueError(f'no cross-fit fold for {missing[:3]}')
+            return [f for f in out if f is not None]
+
+        return run(examples, 'requests'), run(augmented, 'augmented')
+
+
 def fit_variant(
     examples: list[Example],
     extractor: FeatureExtractor,
@@ -269,12 +310,21 @@ def fit_variant(
     augmented: Sequence[Example] = (),
     *,
     max_tools: int,
+    cross_fit: 'CrossFit | None' = None,
 ) -> ScorerModel:
-    """Fit one variant: features, 5-fold thresholds, final weights (augmentation trains only)."""
+    """Fit one variant: features, 5-fold thresholds, final weights (augmentation trains only).
+
+    ``cross_fit``: take every request's features from an encoder fine-tuned without it
+    (:class:`CrossFit`) instead of ``extractor``'s, whose encoder was trained on them all.
+    """
     v = VARIANTS[variant]
     names = extractor.names
-    feats = [extractor.extract(ex.request, v) for ex in progress_bar(examples, variant)]
-    aug_feats = [extractor.extract(ex.request, v) for ex in progress_bar(augmented, 'augmented')]
+    if cross_fit is None:
+        feats = [extractor.extract(ex.request, v) for ex in progress_bar(examples, variant)]
+        aug_feats = [extractor.extract(ex.request, v)
+                     for ex in progress_bar(augmented, 'augmented')]
+    else:
+        feats, aug_feats = cross_fit.features(examples, augmented, v, names)
     cv = evaluate_cv(examples, feats, names, variant, augmented, aug_feats,
                      max_tools=max_tools)
     rows = Rows.of(examples, feats, names, v.tool_prior)
@@ -312,12 +362,16 @@ def fit(
     variants: Sequence[str] = tuple(VARIANTS),
     log: Callable[[str], Any] = print,
     augment_per_request: int | None = None,
+    cross_fit: Sequence[Path] = (),
 ) -> dict[str, Any]:
     """Fit every variant on ``dataset`` and write ``out``; refuses test-split requests.
 
     ``augment_per_request`` (None: ``AUGMENT_PER_REQUEST``) noisy variants of each request
     (:mod:`tool_router.evaluation.augment`, seed 0) join the training rows only: thresholds are
     chosen on the original requests' cross-validated predictions.
+    ``cross_fit``: the fold patches of ``tool-router fit encoder --fold K --folds N`` on this
+    dataset, one per fold: every request's features come from the fold encoder that never saw
+    it (:class:`CrossFit`); without them, from the router's own encoder.
     """
     from tool_router.evaluation.augment import augment
 
@@ -330,9 +384,11 @@ def fit(
     extractor = FeatureExtractor(router.index, pooling=pooling)
     extractor.memoize()  # the variants share most of their embedded texts
     max_tools = min(router.config.max_tools, len(router.catalog))  # as served
+    cf = cross_fit_extractors(examples, cross_fit, router, pooling, log) if cross_fit else None
     models = {
         v: fit_variant(
-            examples, extractor, v, dataset.name, log, augmented, max_tools=max_tools
+            examples, extractor, v, dataset.name, log, augmented, max_tools=max_tools,
+            cross_fit=cf,
         ).model_copy(update={'clause_pooling': pooling})
         for v in variants
     }
@@ -342,8 +398,61 @@ def fit(
         'n_requests': len(examples),
         'augmented_per_request': n_aug,
         'n_augmented': len(augmented),
+        'cross_fit_folds': len(cross_fit),
         'variants': {k: m.model_dump() for k, m in models.items()},
     }
     out.write_text(json.dumps(payload, indent=1) + '\n', encoding='utf-8')
     log(f'wrote {out}')
     return payload
+
+
+def cross_fit_extractors(
+    examples: Sequence[Example],
+    patches: Sequence[Path],
+    router: Any,
+    pooling: bool,
+    log: Callable[[str], Any] = print,
+) -> CrossFit:
+    """A :class:`CrossFit` over fold patches, checked against ``examples``' writer folds.
+
+    Each patch records its fold, the number of folds and a digest of the request ids it was
+    trained without (:func:`tool_router.evaluation.fitting.encoder.fold_meta`); a patch made on
+    another dataset, or a missing or repeated fold, is refused rather than silently leaking.
+    """
+    from tool_router.embeddings import (
+        DEFAULT_MODEL,
+        SentenceTransformerEncoder,
+        apply_patch,
+        patch_meta,
+        resolve_model,
+    )
+    from tool_router.errors import ConfigError
+    from tool_router.evaluation.fitting.encoder import fold_meta, writer_folds
+    from tool_router.index import CatalogIndex
+
+    by_fold: dict[int, Path] = {}
+    n = len(patches)
+    fold = writer_folds(examples, n)
+    for path in patches:
+        meta = patch_meta(path)
+        k = int(meta.get('fold', -1))
+        if int(meta.get('folds', 0)) != n or not 0 <= k < n or k in by_fold:
+            raise ConfigError(f'{path} is not fold k of {n} (its meta: fold {meta.get("fold")}, '
+                              f'folds {meta.get("folds")}), or the fold is repeated',
+                              hint=f'give one patch per fold 0..{n - 1}')
+        if meta.get('held_out') != fold_meta(examples, fold, k)['held_out']:
+            raise ConfigError(f'{path} was not trained without fold {k} of this dataset',
+                              hint='refit the fold patches on it (`fit encoder --fold`)')
+        by_fold[k] = path
+    base = resolve_model(DEFAULT_MODEL)
+    e = router.config.encoder
+    extractors = []
+    for k in range(n):
+        log(f'cross-fit fold {k}: {by_fold[k].name}')
+        encoder = SentenceTransformerEncoder(apply_patch(base, by_fold[k]), router.config.device,
+                                             e.backend, e.threads, 0, e.pass_threads)
+        extractor = FeatureExtractor(CatalogIndex.ephemeral(router.catalog, encoder),
+                                     pooling=pooling)
+        extractor.memoize()
+        extractors.append(extractor)
+    return CrossFit(fold, extractors)
