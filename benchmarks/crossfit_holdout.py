@@ -71,6 +71,9 @@ def main() -> int:
     ap.add_argument('--train', default='', help='patches to train: full and/or fold numbers')
     ap.add_argument('--route', action='store_true', help='score the plain and xfit arms')
     ap.add_argument('--work', default='/tmp/crossfit_holdout')
+    ap.add_argument('--arms', default='plain,xfit')
+    ap.add_argument('--oos-weight', type=float, default=None,
+                    help="the objective's out-of-scope empty weight (default: objective.py's)")
     args = ap.parse_args()
     assert 'test' not in Path(args.dataset).name
     import torch
@@ -109,10 +112,14 @@ def main() -> int:
         return SentenceTransformerEncoder(apply_patch(base, patch(name)), 'cpu',
                                           backend='torch', threads=1)
 
+    if args.oos_weight is not None:  # read by objective_arrays at call time
+        import tool_router.evaluation.fitting.objective as objective
+
+        objective.OUT_OF_SCOPE_EMPTY_WEIGHT = args.oos_weight
     full = encoder('full')
     common = dict(held=args.held, n=len(test), n_train=len(train), recipe=args.recipe,
-                  folds=args.folds)
-    for arm in ('plain', 'xfit'):
+                  folds=args.folds, oos_weight=args.oos_weight)
+    for arm in args.arms.split(','):
         t0 = time.perf_counter()
         if arm == 'plain':
             got = route_fold(full, catalog, train, test, {}, scope)
@@ -139,7 +146,8 @@ def main() -> int:
         res.update(arm=arm, in_empty_n=sum(not p for p in inside), n_in=len(inside),
                    oos_answered=sum(bool(p) for p in outside), n_oos=len(outside),
                    seconds=round(time.perf_counter() - t0), **common)
-        (work / f'{args.recipe}-{arm}.preds.json').write_text(
+        tag = '' if args.oos_weight is None else f'-w{args.oos_weight}'
+        (work / f'{args.recipe}-{arm}{tag}.preds.json').write_text(
             json.dumps({ex.id: sorted(p) for ex, p in zip(test, got)}))
         record(work, res)
     return 0

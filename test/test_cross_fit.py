@@ -124,3 +124,16 @@ def test_fold_patches_are_checked_against_the_dataset(tmp_path):
     save_patch(tensor, three, fold_meta(examples, writer_folds(examples, 3), 1))
     with pytest.raises(ConfigError, match='not fold k of 2'):
         cross_fit_extractors(examples, [good[0], three], None, False)
+
+
+def test_a_fold_patch_is_never_written_over_the_shipped_encoder(tmp_path, capsys):
+    from tool_router.cli import main
+    from tool_router.embeddings import PATCH_FILE
+    from tool_router.paths import config_path
+
+    before = config_path(PATCH_FILE).read_bytes()
+    dev = tmp_path / 'dev.jsonl'
+    dev.write_text('{"id": "a", "level": "direct", "request": "land now", "tools": ["land"]}\n')
+    assert main(['fit', 'encoder', '--dataset', str(dev), '--fold', '0', '--force']) == 2
+    assert 'fold patch' in capsys.readouterr().err
+    assert config_path(PATCH_FILE).read_bytes() == before
