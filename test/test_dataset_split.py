@@ -103,12 +103,38 @@ def test_shipped_v2_split_keeps_the_old_test_split_held_out(catalog):
     assert {e.model_extra['writer'] for e in new} >= {'w3', 'w4', 'w5'}
 
 
+# Landed lines whose stratum was corrected afterwards (id -> (field, value when it was split)).
+# Their assignment is kept by the v2 keeps of the documented command; a rebuild from scratch
+# reproduces the shipped split from the values they were split with (docs/EVALUATION.md).
+CORRECTED = {
+    'n18_234': ('style', 'shouted'),  # injection-only text: style injection (eighth pass)
+}
+
+
 def test_the_documented_command_rebuilds_the_shipped_v2_split(tmp_path):
     out = tmp_path / 'v2'
-    batches = sorted(str(p) for p in (DATA / 'v2').glob('new_b*.jsonl'))
+    batches = []
+    for path in sorted((DATA / 'v2').glob('new_b*.jsonl')):
+        rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        if any(r['id'] in CORRECTED for r in rows):
+            for r in rows:
+                if r['id'] in CORRECTED:
+                    key, value = CORRECTED[r['id']]
+                    r[key] = value
+            path = tmp_path / path.name
+            path.write_text(''.join(json.dumps(r) + '\n' for r in rows))
+        batches.append(str(path))
     args = ['dataset', 'split', str(DATA / 'requests.jsonl'), *batches, '--out', str(out)]
     args += ['--stratify', 'level,style', '--test-fraction', '0.4', '--seed', '20261130']
     args += ['--keep-test', str(DATA / 'test.jsonl'), '--keep-dev', str(DATA / 'dev.jsonl')]
     assert main(args) == 0
     for name in ('dev.jsonl', 'test.jsonl', 'requests.jsonl'):
-        assert (out / name).read_text() == (DATA / 'v2' / name).read_text(), name
+        rebuilt = {json.loads(line)['id']: json.loads(line) for line in (out / name).open()}
+        shipped = {json.loads(line)['id']: json.loads(line) for line in (DATA / 'v2' / name).open()}
+        assert list(rebuilt) == list(shipped), name  # the same lines, in the same order
+        for i, row in shipped.items():
+            if i in CORRECTED:
+                key, _ = CORRECTED[i]
+                row = {**row, key: rebuilt[i][key]}
+            assert rebuilt[i] == row, (name, i)
+    assert CORRECTED.keys() <= set(shipped)

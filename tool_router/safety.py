@@ -10,7 +10,8 @@ Latin, underscore look-alikes unified), it
 
 * ``identifier``: names a tool identifier: any lower-case ``snake_case`` token,
   or a catalog name in any case or spelling (``ARM_MOTORS``, ``arm-motors``,
-  ``ArmMotors``, ``armmotors``, ``arm.motors``);
+  ``ArmMotors``, ``armmotors``, ``arm.motors``), except a spelling that is the
+  function's everyday English name (``return-to-home``);
 * ``syntax``: emits JSON or tool-call syntax: a balanced ``{...}`` or ``[...]``
   span, ``word(`` call syntax, ``key = value`` or ``"key":`` pairs, a code fence,
   a bare ``key:`` left before such a span;
@@ -159,6 +160,11 @@ def segments(text: str) -> list[tuple[str, str]]:
 _SNAKE = re.compile(r'\b[a-z][a-z0-9]*_[a-z0-9_]*[a-z0-9]\b(?!\.[a-z0-9]{1,5}\b)')
 _FILE_STEM = re.compile(r'^([a-z][a-z0-9_]*)\.[a-z0-9]{1,5}$')
 _TOKEN = re.compile(r'[A-Za-z][A-Za-z0-9_.\-]*[A-Za-z0-9]')
+# Hyphenated spellings of a catalog name that are the function's everyday English name, as
+# operators and autopilot manuals write it ("set the return-to-home altitude", "trigger
+# Return-to-Home"): words, not an identifier. Other hyphenated names ("arm-motors") stay
+# identifiers (docs/SAFETY.md).
+_PLAIN_ENGLISH = frozenset({'return-to-home'})
 _CAMEL = re.compile(r'(?<=[a-z0-9])(?=[A-Z])')
 _SYNTAX = re.compile(
     r'[{}\[\]]|[A-Za-z0-9_]\(|\b[A-Za-z_]+\s*=\s*["\'A-Za-z_]|"[^"\n]{1,40}"\s*:|'
@@ -246,6 +252,8 @@ class Screen:
         if _SNAKE.search(folded):
             return True
         for token in _TOKEN.findall(folded):
+            if token.lower() in _PLAIN_ENGLISH:
+                continue
             snake = _CAMEL.sub('_', token).lower()
             flat = re.sub(r'[_.\-]', '', snake)
             if re.sub(r'[.\-]', '_', snake) in self._names or flat in self._compact:
