@@ -129,8 +129,8 @@ def test_the_documented_command_rebuilds_the_shipped_v2_split(tmp_path):
     args += ['--keep-test', str(DATA / 'test.jsonl'), '--keep-dev', str(DATA / 'dev.jsonl')]
     assert main(args) == 0
     for name in ('dev.jsonl', 'test.jsonl', 'requests.jsonl'):
-        rebuilt = {json.loads(line)['id']: json.loads(line) for line in (out / name).open()}
-        shipped = {json.loads(line)['id']: json.loads(line) for line in (DATA / 'v2' / name).open()}
+        rebuilt = {r['id']: r for r in map(json.loads, (out / name).open())}
+        shipped = {r['id']: r for r in map(json.loads, (DATA / 'v2' / name).open())}
         assert list(rebuilt) == list(shipped), name  # the same lines, in the same order
         for i, row in shipped.items():
             if i in CORRECTED:
