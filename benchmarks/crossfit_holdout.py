@@ -73,7 +73,8 @@ def main() -> int:
     ap.add_argument('--work', default='/tmp/crossfit_holdout')
     ap.add_argument('--arms', default='plain,xfit')
     ap.add_argument('--oos-weight', type=float, default=None,
-                    help="the objective's out-of-scope empty weight (default: objective.py's)")
+                    help="the objective's out-of-scope empty weight for the xfit arm "
+                         "(default: objective.py's)")
     args = ap.parse_args()
     assert 'test' not in Path(args.dataset).name
     import torch
@@ -112,11 +113,8 @@ def main() -> int:
         return SentenceTransformerEncoder(apply_patch(base, patch(name)), 'cpu',
                                           backend='torch', threads=1)
 
-    if args.oos_weight is not None:  # read by objective_arrays at call time
-        import tool_router.evaluation.fitting.objective as objective
-
-        objective.OUT_OF_SCOPE_EMPTY_WEIGHT = args.oos_weight
     full = encoder('full')
+    weight = {} if args.oos_weight is None else {'oos_weight': args.oos_weight}
     common = dict(held=args.held, n=len(test), n_train=len(train), recipe=args.recipe,
                   folds=args.folds, oos_weight=args.oos_weight)
     for arm in args.arms.split(','):
@@ -130,7 +128,7 @@ def main() -> int:
             model = fit_variant(train, extractor, 'lcr', 'xfit',
                                 lambda s: print('   ', s, flush=True),
                                 augment(train, AUGMENT_PER_REQUEST, 0), max_tools=8,
-                                cross_fit=cf)
+                                cross_fit=cf, **weight)
             names = extractor.names
             got = []
             for ex in test:

@@ -137,3 +137,33 @@ def test_a_fold_patch_is_never_written_over_the_shipped_encoder(tmp_path, capsys
     assert main(['fit', 'encoder', '--dataset', str(dev), '--fold', '0', '--force']) == 2
     assert 'fold patch' in capsys.readouterr().err
     assert config_path(PATCH_FILE).read_bytes() == before
+
+
+def test_the_out_of_scope_weight_moves_the_operating_point(fake_index):
+    """fit lcr --oos-weight: a heavier weight never answers more out-of-scope requests."""
+    from tool_router.evaluation.fitting.lcr import evaluate_cv
+    from tool_router.evaluation.fitting.objective import objective
+
+    inside = [('land now', 'land'), ('come back home', 'return_to_home'),
+              ('battery level?', 'battery_status'), ('touch down here', 'land'),
+              ('how much charge is left', 'battery_status'), ('go home now', 'return_to_home'),
+              ('take a picture of the barn', 'rgb_camera'), ('snap a photo', 'rgb_camera')]
+    outside = ['tell me a joke', 'order a pizza', 'write a poem', 'what is the capital of peru',
+               'play some music', 'book a table for two', 'photo of my cat please',
+               'land me a job', 'go home and rest', 'charge my phone']
+    examples = [Example(id=f'i{i}', level='direct', request=t, tools=(tool,))
+                for i, (t, tool) in enumerate(inside * 2)]
+    examples += [Example(id=f'o{i}', level='out_of_scope', request=t, tools=())
+                 for i, t in enumerate(outside * 2)]
+    extractor = FeatureExtractor(fake_index, scope_phrases=['tell me a joke', 'order food'])
+    feats = [extractor.extract(ex.request, VARIANTS['lcr']) for ex in examples]
+    names = extractor.names
+    light, heavy = (evaluate_cv(examples, feats, names, 'lcr', max_tools=8, oos_weight=w)
+                    for w in (0.0, 10.0))
+    assert heavy.oos_empty > light.oos_empty  # weight 0: nothing gained by abstaining
+    assert heavy.in_empty >= light.in_empty and heavy.scope_threshold > light.scope_threshold
+    two = examples[:1] + examples[-1:]  # one in scope answered empty, one out of scope answered
+    base = objective(two, [set(), {'land'}])
+    assert objective(two, [set(), {'land'}], oos_weight=1.0)[0] == pytest.approx(base[0])
+    assert objective(two, [set(), set()], oos_weight=1.0)[0] - objective(
+        two, [set(), set()])[0] == pytest.approx(0.75)  # rate 1: the weight's difference

@@ -34,7 +34,8 @@ def cmd_fit_lcr(args: argparse.Namespace) -> int:
     # cdbv3 as the default policy: the scorer being fitted may not exist yet.
     router = Router(config_from_args(args, policy='cdbv3'))
     fit(Path(args.dataset), router, out, log=_log, augment_per_request=args.augment,
-        cross_fit=[Path(p) for p in args.cross_fit])
+        cross_fit=[Path(p) for p in args.cross_fit],
+        **({} if args.oos_weight is None else {'oos_weight': args.oos_weight}))
     return 0
 
 
@@ -130,6 +131,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                            help='fold patches of `fit encoder --fold K --folds N` on this '
                                 'dataset, one per fold: fit on out-of-fold similarities '
                                 '(docs/ENCODER.md)')
+            p.add_argument('--oos-weight', type=float, default=None, metavar='W',
+                           help='weight of the out-of-scope empty rate in the objective the '
+                                'thresholds are chosen by (default: OUT_OF_SCOPE_EMPTY_WEIGHT '
+                                'of fitting/objective.py, 0.25; higher: more abstentions, more '
+                                'in-scope empties; docs/CONSTANTS.md)')
         else:
             p.add_argument('--fold', type=int, default=None, metavar='K',
                            help='train without writer fold K (a patch for `fit lcr --cross-fit`)')

@@ -21,7 +21,11 @@ import numpy as np
 
 from tool_router.evaluation.dataset import Example, load_jsonl
 from tool_router.evaluation.fitting.guard import refuse_reporting_data
-from tool_router.evaluation.fitting.objective import objective, objective_arrays
+from tool_router.evaluation.fitting.objective import (
+    OUT_OF_SCOPE_EMPTY_WEIGHT,
+    objective,
+    objective_arrays,
+)
 from tool_router.evaluation.metrics import composite
 from tool_router.policies.lcr import (
     FEATURES,
@@ -81,6 +85,7 @@ def choose_thresholds(
     scope_p: np.ndarray | None = None,
     *,
     max_tools: int,
+    oos_weight: float = OUT_OF_SCOPE_EMPTY_WEIGHT,
 ) -> tuple[float, float, float, float, float]:
     """(threshold, clause, scope threshold, scope override, objective) on CV predictions.
 
@@ -100,7 +105,7 @@ def choose_thresholds(
                 for p, f in zip(probs, feats)
             ]
             if scope_p is None:
-                score = objective(examples, preds)[0]
+                score = objective(examples, preds, oos_weight)[0]
                 if score > best[0] + 1e-9:
                     best = (score, float(t), float(ct), 0.0, NO_OVERRIDE)
                 continue
@@ -114,7 +119,8 @@ def choose_thresholds(
                 for so in SCOPE_OVERRIDES:
                     routed = (scope_p >= ts) | (top >= so)
                     empty = ~routed | np.array([not p for p in preds])
-                    score = objective_arrays(levels, np.where(routed, comp, 0.0), empty)[0]
+                    score = objective_arrays(levels, np.where(routed, comp, 0.0), empty,
+                                             oos_weight)[0]
                     if score > best[0] + 1e-9:
                         best = (score, float(t), float(ct), float(ts), float(so))
     return best[1], best[2], best[3], best[4], best[0]
@@ -220,6 +226,7 @@ def evaluate_cv(
     aug_feats: Sequence[Features] = (),
     *,
     max_tools: int,
+    oos_weight: float = OUT_OF_SCOPE_EMPTY_WEIGHT,
 ) -> CVResult:
     """Cross-validate ``variant`` on ``examples`` (plus training-only ``augmented`` variants).
 
@@ -230,7 +237,7 @@ def evaluate_cv(
     extra, source = _augmented_rows(examples, augmented, aug_feats, names, v.tool_prior)
     oof, oof_scope = cross_validate(rows, v.scope, extra, source)
     t, ct, ts, so, _ = choose_thresholds(examples, feats, oof, names, v.per_clause, oof_scope,
-                                     max_tools=max_tools)
+                                         max_tools=max_tools, oos_weight=oos_weight)
     scope_args = (
         [(float(p), ts, so) for p in oof_scope] if oof_scope is not None else [()] * len(feats)
     )
@@ -311,6 +318,7 @@ def fit_variant(
     *,
     max_tools: int,
     cross_fit: 'CrossFit | None' = None,
+    oos_weight: float = OUT_OF_SCOPE_EMPTY_WEIGHT,
 ) -> ScorerModel:
     """Fit one variant: features, 5-fold thresholds, final weights (augmentation trains only).
 
@@ -326,7 +334,7 @@ def fit_variant(
     else:
         feats, aug_feats = cross_fit.features(examples, augmented, v, names)
     cv = evaluate_cv(examples, feats, names, variant, augmented, aug_feats,
-                     max_tools=max_tools)
+                     max_tools=max_tools, oos_weight=oos_weight)
     rows = Rows.of(examples, feats, names, v.tool_prior)
     if augmented:
         rows = rows.plus(Rows.of(augmented, aug_feats, names, v.tool_prior))
@@ -363,6 +371,7 @@ def fit(
     log: Callable[[str], Any] = print,
     augment_per_request: int | None = None,
     cross_fit: Sequence[Path] = (),
+    oos_weight: float = OUT_OF_SCOPE_EMPTY_WEIGHT,
 ) -> dict[str, Any]:
     """Fit every variant on ``dataset`` and write ``out``; refuses test-split requests.
 
@@ -388,7 +397,7 @@ def fit(
     models = {
         v: fit_variant(
             examples, extractor, v, dataset.name, log, augmented, max_tools=max_tools,
-            cross_fit=cf,
+            cross_fit=cf, oos_weight=oos_weight,
         ).model_copy(update={'clause_pooling': pooling})
         for v in variants
     }
@@ -399,6 +408,7 @@ def fit(
         'augmented_per_request': n_aug,
         'n_augmented': len(augmented),
         'cross_fit_folds': len(cross_fit),
+        'objective_oos_weight': oos_weight,
         'variants': {k: m.model_dump() for k, m in models.items()},
     }
     out.write_text(json.dumps(payload, indent=1) + '\n', encoding='utf-8')

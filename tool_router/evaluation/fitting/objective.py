@@ -22,19 +22,28 @@ IN_SCOPE_EMPTY_WEIGHT = 0.25
 
 
 def objective(
-    examples: Sequence[Example], predictions: Iterable[Iterable[str]]
+    examples: Sequence[Example],
+    predictions: Iterable[Iterable[str]],
+    oos_weight: float = OUT_OF_SCOPE_EMPTY_WEIGHT,
 ) -> tuple[float, float, float]:
-    """(objective, macro composite, out-of-scope empty rate) of ``predictions``."""
+    """(objective, macro composite, out-of-scope empty rate) of ``predictions``.
+
+    ``oos_weight``: the out-of-scope empty rate's weight (``fit lcr --oos-weight``: a fit
+    that abstains more readily, for more in-scope empties).
+    """
     preds = [set(p) for p in predictions]
     levels = np.array([ex.level for ex in examples])
     comp = np.array([0.0 if ex.level == OUT_OF_SCOPE else composite(ex.tools, p)
                      for ex, p in zip(examples, preds)])
     empty = np.array([not p for p in preds], dtype=bool)
-    return objective_arrays(levels, comp, empty)
+    return objective_arrays(levels, comp, empty, oos_weight)
 
 
 def objective_arrays(
-    levels: np.ndarray, comp: np.ndarray, empty: np.ndarray
+    levels: np.ndarray,
+    comp: np.ndarray,
+    empty: np.ndarray,
+    oos_weight: float = OUT_OF_SCOPE_EMPTY_WEIGHT,
 ) -> tuple[float, float, float]:
     """:func:`objective` from per-request levels, composites (0 out of scope) and empty flags.
 
@@ -45,5 +54,5 @@ def objective_arrays(
     oos = levels == OUT_OF_SCOPE
     rate = float(empty[oos].mean()) if oos.any() else 1.0
     in_empty = float(empty[~oos].mean()) if (~oos).any() else 0.0
-    score = macro + OUT_OF_SCOPE_EMPTY_WEIGHT * rate - IN_SCOPE_EMPTY_WEIGHT * in_empty
+    score = macro + oos_weight * rate - IN_SCOPE_EMPTY_WEIGHT * in_empty
     return score, macro, rate
