@@ -239,6 +239,25 @@ def test_fit_gate_targets_the_wrong_answers():
     assert 0.1 < got['gate_margin'] <= 0.5
 
 
+def test_fit_gate_agrees_with_the_gate_and_scales():
+    """The fit evaluates the gate on arrays: its figures must be those of ``uncertain``."""
+    import random
+
+    rng = random.Random(3)
+    rows = [(GateSignals(confidence=rng.random(), margin=rng.random(), n_tools=rng.randint(0, 9),
+                         abstained=rng.random() < 0.1), rng.choice([0.0, 0.0, 0.3, 1.0]))
+            for _ in range(3000)]  # 3,000 distinct values: the quantile grid
+    got = fit_gate(rows, 0.25)
+    p = HybridParams(gate_confidence=got['gate_confidence'], gate_margin=got['gate_margin'],
+                     gate_min_tools=got['gate_min_tools'], gate_on_abstain=got['gate_on_abstain'])
+    fired = [(s, loss) for s, loss in rows if uncertain(s, p)[0]]
+    assert 0 < got['call_rate'] <= 0.25
+    assert got['call_rate'] == pytest.approx(len(fired) / len(rows), abs=1e-4)
+    assert got['wrong_caught'] == sum(loss > 0 for _, loss in fired)
+    caught = sum(loss for _, loss in fired) / sum(loss for _, loss in rows)
+    assert got['loss_caught'] == pytest.approx(caught, abs=1e-4)
+
+
 def test_composite():  # composite(truth, predicted)
     assert composite(['a'], ['a']) == 1.0
     assert composite([], []) == 1.0 and composite([], ['a']) == 0.0

@@ -15,50 +15,73 @@ from tool_router.evaluation.dataset import load_jsonl
 from tool_router.evaluation.fitting.guard import refuse_reporting_data
 from tool_router.evaluation.metrics import composite
 from tool_router.explanation import GateSignals
-from tool_router.llm.settings import HybridParams
-from tool_router.policies.hybrid import gate_signals, uncertain
+from tool_router.policies.hybrid import gate_signals
 
 Row = tuple[GateSignals, float]  # the gate's signals of one request, and the local loss
 
 
+GRID = 200  # at most this many candidate values per threshold (quantiles beyond it)
+
+
+def _candidates(values: Sequence[float]) -> list[float]:
+    """Every observed value, or ``GRID`` quantiles of them on a large dataset."""
+    import numpy as np
+
+    unique = sorted(set(values))
+    if len(unique) <= GRID:
+        return unique
+    return sorted({float(v) for v in np.quantile(unique, np.linspace(0.0, 1.0, GRID))})
+
+
 def fit_gate(rows: Sequence[Row], target_rate: float) -> dict[str, Any]:
-    """Thresholds that catch the most local loss asking on at most ``target_rate``."""
+    """Thresholds that catch the most local loss asking on at most ``target_rate``.
+
+    The gate's rule is :func:`tool_router.policies.hybrid.uncertain`, evaluated here on arrays
+    (``test_gate.py`` checks the two agree); a threshold's candidates are the observed values
+    (``GRID`` quantiles of them on a large dataset).
+    """
+    import numpy as np
+
     n = len(rows)
-    total_loss = sum(loss for _, loss in rows)
-    margins = sorted({s.margin for s, _ in rows}) + [1.01]
-    confs = sorted({s.confidence for s, _ in rows} | {0.0})
+    conf = np.array([s.confidence for s, _ in rows], dtype=np.float64)
+    margin = np.array([s.margin for s, _ in rows], dtype=np.float64)
+    n_tools = np.array([s.n_tools for s, _ in rows])
+    abstained = np.array([s.abstained for s, _ in rows], dtype=bool)
+    loss = np.array([loss for _, loss in rows], dtype=np.float64)
+    total_loss = float(loss.sum())
+    margins = _candidates(margin.tolist()) + [1.01]
+    confs = _candidates([*conf.tolist(), 0.0])
+    below_conf = [conf < c for c in confs]
+    below_margin = [~abstained & (margin < min(1.0, m)) for m in [0.0] + margins]
     best: dict[str, Any] = {}
     for on_abstain in (False, True):
         for min_tools in range(2, 10):
-            for conf in confs:
-                for margin in [0.0] + margins:
-                    p = HybridParams(
-                        gate_margin=min(1.0, margin),
-                        gate_confidence=conf,
-                        gate_min_tools=min_tools,
-                        gate_on_abstain=on_abstain,
-                    )
-                    fired = [(s, loss) for s, loss in rows if uncertain(s, p)[0]]
-                    rate = len(fired) / n
+            base = (abstained & on_abstain) | (n_tools >= min_tools)
+            for c, low_conf in zip(confs, below_conf):
+                partial = base | low_conf
+                for m, low_margin in zip([0.0] + margins, below_margin):
+                    fired = partial | low_margin
+                    count = int(fired.sum())
+                    rate = count / n
                     if rate > target_rate:
                         continue
-                    caught = sum(loss for _, loss in fired)
+                    caught = float(loss[fired].sum())
                     key = (round(caught, 6), -rate)
                     if not best or key > best['key']:
                         best = {
                             'key': key,
-                            'gate_margin': round(min(1.0, margin), 4),
-                            'gate_confidence': conf,
+                            'gate_margin': round(min(1.0, m), 4),
+                            'gate_confidence': c,
                             'gate_min_tools': min_tools,
                             'gate_on_abstain': on_abstain,
                             'call_rate': round(rate, 4),
                             'loss_caught': round(caught / max(1e-9, total_loss), 4),
-                            'wrong_caught': sum(1 for _, loss in fired if loss > 0),
-                            'wrong_total': sum(1 for _, loss in rows if loss > 0),
+                            'wrong_caught': int((loss[fired] > 0).sum()),
+                            'wrong_total': int((loss > 0).sum()),
                             'error_rate_fired': round(
-                                sum(loss > 0 for _, loss in fired) / max(1, len(fired)), 4
+                                float((loss[fired] > 0).sum()) / max(1, count), 4
                             ),
-                            'error_rate_all': round(sum(loss > 0 for _, loss in rows) / n, 4),
+                            'error_rate_all': round(float((loss > 0).sum()) / n, 4),
                         }
     best.pop('key', None)
     return best
