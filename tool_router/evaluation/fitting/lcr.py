@@ -34,6 +34,7 @@ from tool_router.policies.lcr import (
     FeatureExtractor,
     Features,
     ScorerModel,
+    Variant,
     decide,
     logistic,
     with_tool_terms,
@@ -283,7 +284,11 @@ class CrossFit:
     extractors: Sequence[FeatureExtractor]
 
     def features(
-        self, examples: Sequence[Example], augmented: Sequence[Example], v: Any, names: list[str]
+        self,
+        examples: Sequence[Example],
+        augmented: Sequence[Example],
+        v: Variant,
+        names: list[str],
     ) -> tuple[list[Features], list[Features]]:
         """(features of ``examples``, of ``augmented``), each from its fold's extractor."""
         for e in self.extractors:
@@ -317,7 +322,7 @@ def fit_variant(
     augmented: Sequence[Example] = (),
     *,
     max_tools: int,
-    cross_fit: 'CrossFit | None' = None,
+    cross_fit: CrossFit | None = None,
     oos_weight: float = OUT_OF_SCOPE_EMPTY_WEIGHT,
 ) -> ScorerModel:
     """Fit one variant: features, 5-fold thresholds, final weights (augmentation trains only).
