@@ -248,7 +248,8 @@ def rig(tmp_path_factory):
     yield rig
     peer.close()
     codes = {name: rig[name].stop() for name in ('executor', 'shadow', 'sim')}
-    assert codes == {'executor': 0, 'shadow': 0, 'sim': 0}, codes
+    failed = {name: rig[name].output[-2000:] for name, code in codes.items() if code}
+    assert codes == {'executor': 0, 'shadow': 0, 'sim': 0}, (codes, failed)  # and why
 
 
 def sim_state(rig) -> dict:

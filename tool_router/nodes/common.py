@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Callable
 
 import rclpy
@@ -119,6 +120,12 @@ def spin(
         executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except Exception as exc:  # noqa: BLE001 - re-raised unless it is a shutdown race
+        if rclpy.ok():
+            raise  # a failure while running
+        # Ctrl-C shut the context down while a callback was publishing or answering: the
+        # callback's error reaches spin() after the stop was asked for. A clean stop, not a crash.
+        print(f'stopped during a callback ({type(exc).__name__}: {exc})', file=sys.stderr)
     finally:
         if node is not None:
             node.destroy_node()
