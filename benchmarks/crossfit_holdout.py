@@ -29,8 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / 'benchmarks')]
 
-from encoder_cv import record, report, route_fold  # noqa: E402
-from writer_holdout import ARMS  # noqa: E402
+from encoder_cv import fold_extractor, holdout_report, record, route_fold  # noqa: E402
+from writer_holdout import ARMS, split_by_writer  # noqa: E402
 from tool_router.catalog import load_catalog  # noqa: E402
 from tool_router.embeddings import (  # noqa: E402
     DEFAULT_MODEL,
@@ -39,27 +39,11 @@ from tool_router.embeddings import (  # noqa: E402
     resolve_model,
     save_patch,
 )
-from tool_router.evaluation.augment import augment  # noqa: E402
 from tool_router.evaluation.dataset import load_jsonl  # noqa: E402
 from tool_router.evaluation.fitting.encoder import TopLayers, fine_tune, writer_folds  # noqa: E402
-from tool_router.evaluation.fitting.lcr import (  # noqa: E402
-    AUGMENT_PER_REQUEST,
-    CrossFit,
-    fit_variant,
-)
-from tool_router.index import CatalogIndex  # noqa: E402
+from tool_router.evaluation.fitting.lcr import CrossFit  # noqa: E402
 from tool_router.paths import config_path  # noqa: E402
-from tool_router.policies.lcr import VARIANTS, FeatureExtractor, decide, load_scope_phrases  # noqa: E402,E501
-
-
-def extractor_for(encoder, catalog, scope):  # type: ignore[no-untyped-def]
-    """A feature extractor over ``encoder`` with the scope phrases set (as route_fold)."""
-    index = CatalogIndex.ephemeral(catalog, encoder)
-    extractor = FeatureExtractor(index, scope_phrases=[''])
-    extractor.memoize({})
-    extractor.scope_phrases = scope
-    extractor.scope_vectors = extractor.encode(scope)
-    return extractor
+from tool_router.policies.lcr import load_scope_phrases  # noqa: E402
 
 
 def main() -> int:
@@ -85,8 +69,7 @@ def main() -> int:
     held = set(args.held.split(','))
     catalog = load_catalog(config_path('catalog.yaml'))
     examples = load_jsonl(args.dataset, catalog)
-    train = [ex for ex in examples if (ex.model_extra or {}).get('writer', '-') not in held]
-    test = [ex for ex in examples if (ex.model_extra or {}).get('writer', '-') in held]
+    train, test = split_by_writer(examples, held)
     fold = writer_folds(train, args.folds)
     base = resolve_model(DEFAULT_MODEL)
     scope = load_scope_phrases()
@@ -122,28 +105,11 @@ def main() -> int:
         if arm == 'plain':
             got = route_fold(full, catalog, train, test, {}, scope)
         else:
-            extractor = extractor_for(full, catalog, scope)
-            cf = CrossFit(fold, [extractor_for(encoder(str(k)), catalog, scope)
+            cf = CrossFit(fold, [fold_extractor(encoder(str(k)), catalog, {}, scope)
                                  for k in range(args.folds)])
-            model = fit_variant(train, extractor, 'lcr', 'xfit',
-                                lambda s: print('   ', s, flush=True),
-                                augment(train, AUGMENT_PER_REQUEST, 0), max_tools=8,
-                                cross_fit=cf, **weight)
-            names = extractor.names
-            got = []
-            for ex in test:
-                f = extractor.extract(ex.request, VARIANTS['lcr'])
-                probs = model.probabilities(f.X, names)
-                kept = decide(probs, f, model.threshold, model.clause_threshold, True, 8,
-                              model.in_scope(f.scope), model.scope_threshold,
-                              model.scope_override)
-                got.append({names[j] for j in kept})
-        res = report(test, got)
-        inside = [p for ex, p in zip(test, got) if ex.level != 'out_of_scope']
-        outside = [p for ex, p in zip(test, got) if ex.level == 'out_of_scope']
-        res.update(arm=arm, in_empty_n=sum(not p for p in inside), n_in=len(inside),
-                   oos_answered=sum(bool(p) for p in outside), n_oos=len(outside),
-                   seconds=round(time.perf_counter() - t0), **common)
+            got = route_fold(full, catalog, train, test, {}, scope, cross_fit=cf, **weight)
+        res = holdout_report(test, got)
+        res.update(arm=arm, seconds=round(time.perf_counter() - t0), **common)
         tag = '' if args.oos_weight is None else f'-w{args.oos_weight}'
         (work / f'{args.recipe}-{arm}{tag}.preds.json').write_text(
             json.dumps({ex.id: sorted(p) for ex, p in zip(test, got)}))

@@ -61,20 +61,27 @@ ARMS = {
 }
 
 
-def route_fold(encoder, catalog, train, test, memo=None, scope=None):  # type: ignore[no-untyped-def]
-    """Fit lcr on ``train`` with ``encoder`` and return its answers to ``test``.
-
-    ``memo`` (text -> vector of this fold's encoder, filled in place) lets variants of lcr
-    reuse the fold's vectors: only the encoder is expensive here.
-    """
+def fold_extractor(encoder, catalog, memo=None, scope=None):  # type: ignore[no-untyped-def]
+    """lcr's feature extractor over ``encoder``, its vectors kept in ``memo``."""
     index = CatalogIndex.ephemeral(catalog, encoder)
     extractor = FeatureExtractor(index, scope_phrases=[''])
     extractor.memoize(memo)
     extractor.scope_phrases = scope or load_scope_phrases()  # through the memo
     extractor.scope_vectors = extractor.encode(extractor.scope_phrases)
+    return extractor
+
+
+def route_fold(encoder, catalog, train, test, memo=None, scope=None, **fit):  # type: ignore[no-untyped-def]
+    """Fit lcr on ``train`` with ``encoder`` and return its answers to ``test``.
+
+    ``memo`` (text -> vector of this fold's encoder, filled in place) lets variants of lcr
+    reuse the fold's vectors: only the encoder is expensive here. ``fit``: more arguments of
+    ``fit_variant`` (``cross_fit``, ``oos_weight``).
+    """
+    extractor = fold_extractor(encoder, catalog, memo, scope)
     augmented = augment(train, AUGMENT_PER_REQUEST, 0)  # as `fit lcr` does
     model = fit_variant(train, extractor, 'lcr', 'cv', lambda s: print('   ', s, flush=True),
-                        augmented, max_tools=8)
+                        augmented, max_tools=8, **fit)
     names = extractor.names
     out = []
     for ex in test:  # as LearnedClauseRouter.route, cut at the shipped max_tools
@@ -111,6 +118,17 @@ def report(examples, preds) -> dict:  # type: ignore[no-untyped-def]
         'em': {k: round(v, 3) for k, v in em.items()},
         'styles': {k: round(float(np.mean(v)), 3) for k, v in sorted(styles.items())},
     }
+
+
+def holdout_report(test, got) -> dict:  # type: ignore[no-untyped-def,type-arg]
+    """:func:`report` plus the counts behind the empty rates (in-scope empty, out of scope
+    answered)."""
+    res = report(test, got)
+    inside = [p for ex, p in zip(test, got) if ex.level != 'out_of_scope']
+    outside = [p for ex, p in zip(test, got) if ex.level == 'out_of_scope']
+    res.update(in_empty_n=sum(not p for p in inside), n_in=len(inside),
+               oos_answered=sum(bool(p) for p in outside), n_oos=len(outside))
+    return res
 
 
 def record(work: Path, res: dict) -> None:  # type: ignore[type-arg]

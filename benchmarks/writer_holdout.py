@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / 'benchmarks')]
 
-from encoder_cv import record, report, route_fold  # noqa: E402
+from encoder_cv import holdout_report, record, route_fold  # noqa: E402
 from tool_router.catalog import load_catalog  # noqa: E402
 from tool_router.embeddings import (  # noqa: E402
     DEFAULT_MODEL,
@@ -42,6 +42,15 @@ ARMS = {
 }
 
 
+def split_by_writer(examples, held):  # type: ignore[no-untyped-def]
+    """(requests of the other writers, requests of the ``held`` writers); "-" = no writer."""
+    def writer(ex):  # type: ignore[no-untyped-def]
+        return (ex.model_extra or {}).get('writer', '-')
+
+    return ([ex for ex in examples if writer(ex) not in held],
+            [ex for ex in examples if writer(ex) in held])
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--dataset', default=str(ROOT / 'benchmarks/data/v2/dev.jsonl'))
@@ -58,10 +67,7 @@ def main() -> int:
     held = set(args.held.split(','))
     catalog = load_catalog(config_path('catalog.yaml'))
     examples = load_jsonl(args.dataset, catalog)
-    with open(args.dataset, encoding='utf-8') as fh:
-        writer = {row['id']: row.get('writer', '-') for row in map(json.loads, fh)}
-    train = [ex for ex in examples if writer[ex.id] not in held]
-    test = [ex for ex in examples if writer[ex.id] in held]
+    train, test = split_by_writer(examples, held)
     base = resolve_model(DEFAULT_MODEL)
     scope = load_scope_phrases()
     for arm in args.arms.split(','):
@@ -76,12 +82,8 @@ def main() -> int:
         encoder = SentenceTransformerEncoder(apply_patch(base, patch), 'cpu', backend='torch',
                                              threads=1)
         got = route_fold(encoder, catalog, train, test, {}, scope)
-        res = report(test, got)
-        inside = [p for ex, p in zip(test, got) if ex.level != 'out_of_scope']
-        outside = [p for ex, p in zip(test, got) if ex.level == 'out_of_scope']
+        res = holdout_report(test, got)
         res.update(arm=arm, held=args.held, n=len(test), n_train=len(train),
-                   in_empty_n=sum(not p for p in inside), n_in=len(inside),
-                   oos_answered=sum(bool(p) for p in outside), n_oos=len(outside),
                    recipe=recipe.as_dict(), seconds=round(time.perf_counter() - t0))
         (work / f'{arm}.preds.json').write_text(
             json.dumps({ex.id: sorted(p) for ex, p in zip(test, got)}))
