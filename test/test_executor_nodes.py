@@ -384,10 +384,13 @@ def test_deny_list_is_respected(rig):
 
 def test_rate_limit(rig):
     rids = [rig['peer'].select('/test/selected_a', ['weather_sensor']) for _ in range(3)]
-    recs = sorted((wait_record(rig['a'], rid) for rid in rids),
-                  key=lambda r: r['stamps']['received'])
-    assert [outcomes(r)[0] for r in recs] == ['dispatched', 'dispatched', 'denied']
-    assert recs[2]['tools'][0]['failure_mode'] == 'rate_limited'
+    recs = [wait_record(rig['a'], rid) for rid in rids]
+    # The workers run selections in parallel, so which of the three takes the limiter's last
+    # slot is theirs to race for (a busy machine once denied the second received): two of
+    # the three within the window, never three.
+    assert sorted(outcomes(r)[0] for r in recs) == ['denied', 'dispatched', 'dispatched']
+    denied = next(r for r in recs if outcomes(r)[0] == 'denied')
+    assert denied['tools'][0]['failure_mode'] == 'rate_limited'
 
 
 def test_unreachable_endpoint_is_a_traced_failure_after_the_timeout(rig):
