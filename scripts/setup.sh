@@ -49,4 +49,9 @@ mv build.log build/build.log
 # export (cached by that directory), made once here instead of on the first start.
 (cd /tmp && HF_HUB_OFFLINE=1 "$VENV/bin/python" -m tool_router.embeddings \
   --model all-MiniLM-L6-v2-uav --export onnx > /dev/null)
+# lcr's exemplar memory (the development requests in config/lcr_model.json), embedded once with
+# that model and cached by the texts' and the weights' digest (tool_router/exemplars.py).
+# One in-memory route builds lcr, which embeds them (the first start after a refit takes ~20 s).
+(cd /tmp && HF_HUB_OFFLINE=1 "$VENV/bin/tool-router" route "take off" \
+  --set chroma_ephemeral=true > /dev/null)
 echo "tool_router installed in $VENV (source .venv/bin/activate)"

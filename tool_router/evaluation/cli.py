@@ -50,6 +50,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
             backend = InProcessBackend(router_from_args(args))
             for name in names:
                 backend.router.policy(name)
+            warnings = _memory_warnings(examples, names, backend.router.config.lcr.model_path)
+            for line in warnings:
+                print(f'tool-router: warning: {line}', file=sys.stderr)
             records, mode = run(examples, names, backend, args.repeats), 'in_process'
     run_info = RunInfo(mode=mode, repeats=args.repeats if mode != 'recorded' else 1,
                        seed=args.seed, bootstrap_resamples=args.resamples, command=command,
@@ -62,6 +65,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
               f'{"-" if oos is None else f"{oos:.3f}"}')
     print(f'report: {out / "report.md"}')
     return 0
+
+
+def _memory_warnings(examples: list[Any], names: list[str], model_path: str) -> list[str]:
+    """A warning when lcr's exemplar memory holds requests of the dataset (in-sample figures)."""
+    if not any(n.startswith('lcr') or n == 'hybrid' for n in names):
+        return []
+    from tool_router.exemplars import in_memory_warning
+    line = in_memory_warning([ex.id for ex in examples], model_path)
+    return [line] if line else []
 
 
 def _run_live(args: argparse.Namespace, examples: list[Any], names: list[str]) -> list[Any]:

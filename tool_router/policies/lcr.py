@@ -19,7 +19,11 @@ per (request, tool) pair with a small calibrated scorer:
    exactly (a 42-tool catalog has a few hundred records; a dense product is
    faster and exact, where HNSW is approximate); the tool's rank and margin
    inside each clause; lexical hits of the tool's keywords; whether the
-   evidence sits only in negated clauses.
+   evidence sits only in negated clauses. And from the **exemplar memory**
+   (:mod:`tool_router.exemplars`): the development requests, kept in the model
+   file with the tools they asked for; per tool, how close the request and its
+   clauses come to requests that asked for it and its share of the nearest
+   ones (wording operators use that the catalog's few example phrases lack).
 3. **Scoring**: a logistic model over those features (about twenty weights,
    no words) plus one prior term per catalog tool (how readily operators ask
    for it beyond what the similarities say), trained on the development split
@@ -28,12 +32,13 @@ per (request, tool) pair with a small calibrated scorer:
    catalog's own texts rather than words of the training requests, the model
    transfers to wording it has never seen.
 4. **Scope**: a second, request-level logistic model asks "is this for the
-   vehicle at all?" from similarities that do not depend on the training
-   requests' words: the best similarity of a counting clause to the catalog,
+   vehicle at all?" from similarities (no words): the best similarity of a
+   counting clause to the catalog,
    how far that clause, and the whole request, are closer to the catalog than
    to the out-of-scope phrases of ``config/scope.yaml`` (chit-chat, other
-   domains, autopilot functions the catalog lacks), and the best out-of-scope
-   similarity. When a clause only steers the router, the whole-request
+   domains, autopilot functions the catalog lacks), the best out-of-scope
+   similarity, and how much closer the request is to the memory's out-of-scope
+   exemplars than to its in-scope ones. When a clause only steers the router, the whole-request
    features are taken from the counting clauses (the steering text is close to
    out-of-scope phrases and would outvote the order after it). Requests below
    ``scope_threshold`` get nothing (abstention: out-of-scope requests,
@@ -65,6 +70,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tool_router.catalog import Catalog, Kind
 from tool_router.clauses import Clause, normalise, split_clauses
 from tool_router.errors import ConfigError
+from tool_router.exemplars import TOOL_FEATURES, ExemplarMemory
 from tool_router.index import CatalogIndex
 from tool_router.keywords import KeywordMatcher
 from tool_router.paths import config_path
@@ -100,6 +106,7 @@ FEATURES = (
     'ex_max_sq',  # ex_max squared (sharpens the top of the scale)
     'top1_x_ex',  # top1_clause * ex_max
     'act_in_cond',  # an actuator whose best evidence is a condition clause
+    *TOOL_FEATURES,  # nearest exemplar requests and clauses (tool_router/exemplars.py)
 )
 # The scope decision ("is this for the vehicle at all?"), one logistic model per request.
 SCOPE_FEATURES = (
@@ -108,6 +115,7 @@ SCOPE_FEATURES = (
     'catalog_minus_oos',  # best (catalog similarity - out-of-scope similarity) over clauses
     'full_minus_oos',  # the same for the whole request (one harmless clause does not outvote it)
     'oos_max',  # best similarity of the request or a counting clause to an out-of-scope phrase
+    'nn_scope',  # nearest out-of-scope exemplars minus nearest in-scope ones (exemplars.py)
 )
 
 
@@ -153,6 +161,7 @@ class Variant:
     steering: bool = True  # ignore clauses that try to steer the router
     scope: bool = True  # separate scope decision; in scope, the best tool is never dropped
     tool_prior: bool = True  # one fitted term per catalog tool (how often it is asked for)
+    exemplars: bool = True  # features from the memory of development requests (exemplars.py)
 
 
 VARIANTS = {
@@ -177,6 +186,7 @@ VARIANTS = {
     'lcr_no_steering': Variant('lcr_no_steering', steering=False),
     'lcr_no_scope': Variant('lcr_no_scope', scope=False),
     'lcr_no_tool_prior': Variant('lcr_no_tool_prior', tool_prior=False),
+    'lcr_no_exemplars': Variant('lcr_no_exemplars', exemplars=False),
 }
 
 
@@ -203,6 +213,7 @@ class _Sims:
     doc: np.ndarray  # (fragments, tools) tool document
     cond: np.ndarray  # (fragments, tools) best condition phrase
     oos: np.ndarray  # (fragments,) best out-of-scope phrase
+    vecs: np.ndarray  # (fragments, dim) the fragments' unit vectors
 
 
 def load_scope_phrases(path: str | Path = '') -> list[str]:
@@ -226,9 +237,14 @@ class FeatureExtractor:
     """Turns a request into :class:`Features`: per-tool features plus the evidence behind them."""
 
     def __init__(
-        self, index: CatalogIndex, scope_phrases: list[str] | None = None, pooling: bool = False
+        self,
+        index: CatalogIndex,
+        scope_phrases: list[str] | None = None,
+        pooling: bool = False,
+        memory: ExemplarMemory | None = None,
     ) -> None:
         self.index = index
+        self.memory = memory  # exemplars (None: the features of an empty memory)
         self.pooling = pooling  # clause vectors pooled from one pass (clause_spans)
         self.pooling_fallbacks = 0  # requests whose clauses could not be located in the text
         catalog: Catalog = index.catalog
@@ -354,7 +370,7 @@ class FeatureExtractor:
             for m in (ex, cond, doc):
                 m[1 + k] = np.maximum(m[1 + k], m[row])
             oos[1 + k] = max(oos[1 + k], oos[row])
-        return _Sims(ex, doc, cond, oos)
+        return _Sims(ex, doc, cond, oos, vecs)
 
     def _shortlisted(
         self, vecs: np.ndarray, unique_vecs: np.ndarray, phrases: bool
@@ -402,11 +418,14 @@ class FeatureExtractor:
         F[:, f['top1_x_ex']] = F[:, f['top1_clause']] * F[:, f['ex_max']]
         strongest = clause_score.argmax(axis=0)  # per tool: its strongest clause
         F[:, f['act_in_cond']] = is_cond[strongest] & (self.is_sensor == 0)
+        nn, nn_scope = self._exemplar_features(s, rows, pos, variant)
+        F[:, f[TOOL_FEATURES[0]]:f[TOOL_FEATURES[-1]] + 1] = nn
         for name in variant.drop:
             F[:, f[name]] = 0.0
+        scope = self._scope_features(s, clause_score, pos, rows, bool(steering.any()))
         return Features(
             X=F,
-            scope=self._scope_features(s, clause_score, pos, rows, bool(steering.any())),
+            scope=np.append(scope, np.float32(nn_scope)),
             clauses=clauses,
             fragments=frag_texts,
             clause_score=clause_score,
@@ -452,6 +471,16 @@ class FeatureExtractor:
             F[:, f['neg_max']] = clause_score[negated].max(axis=0)
             best_pos = clause_score[pos].max(axis=0) if pos.any() else np.full(T, -1.0)
             F[:, f['neg_only']] = clause_score[negated].max(axis=0) > best_pos + 0.05
+
+    def _exemplar_features(
+        self, s: _Sims, rows: np.ndarray, pos: np.ndarray, variant: Variant
+    ) -> tuple[np.ndarray, float]:
+        """The memory's per-tool features and scope feature (an empty memory's without one)."""
+        if self.memory is None or not variant.exemplars:
+            empty = np.zeros((len(self.names), len(TOOL_FEATURES)), dtype=np.float32)
+            empty[:, :2] = -1.0  # no exemplar request, no exemplar clause
+            return empty, 0.0
+        return self.memory.features(s.vecs[0], s.vecs[rows][pos])
 
     def _lexical_features(
         self, F: np.ndarray, f: dict[str, int], full: str, clauses: list[Clause], pos: np.ndarray
@@ -794,7 +823,16 @@ def build(ctx: 'PolicyContext') -> LearnedClauseRouter:
     """The registry's factory for ``lcr`` and its ablations; they share one feature extractor."""
     params = ctx.params(LCRParams)
     pooling = params.clause_pooling
-    extractor = ctx.resource(
-        f'lcr.extractor.pooling={pooling}', lambda: FeatureExtractor(ctx.index, pooling=pooling)
-    )
+
+    def make() -> FeatureExtractor:
+        from tool_router.exemplars import exemplar_vectors, load_exemplars, stderr_progress
+
+        exemplars = load_exemplars(params.model_path)
+        memory = None
+        if len(exemplars):
+            vectors = exemplar_vectors(exemplars, ctx.index.encoder, stderr_progress)
+            memory = ExemplarMemory(exemplars, vectors, ctx.index.catalog.names)
+        return FeatureExtractor(ctx.index, pooling=pooling, memory=memory)
+
+    extractor = ctx.resource(f'lcr.extractor.pooling={pooling}.model={params.model_path}', make)
     return LearnedClauseRouter(ctx.index, params, ctx.spec.name, extractor)

@@ -176,6 +176,7 @@ REGISTRY = Registry([
     PolicySpec('lcr_no_steering', _LCR, LCRParams, 'lcr', summary=_LCR_ABLATION),
     PolicySpec('lcr_no_scope', _LCR, LCRParams, 'lcr', summary=_LCR_ABLATION),
     PolicySpec('lcr_no_tool_prior', _LCR, LCRParams, 'lcr', summary=_LCR_ABLATION),
+    PolicySpec('lcr_no_exemplars', _LCR, LCRParams, 'lcr', summary=_LCR_ABLATION),
     PolicySpec('llm', 'tool_router.policies.llm:build', LLMParams, local=False,
                summary='direct LLM routing over the whole catalog (paper baseline)'),
     PolicySpec('hybrid', 'tool_router.policies.hybrid:build', HybridParams, local=False,

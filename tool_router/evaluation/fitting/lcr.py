@@ -11,15 +11,18 @@ as served. Refuses a dataset that shares requests with a test split (:mod:`.guar
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
 from tool_router.evaluation.dataset import Example, load_jsonl
+from tool_router.evaluation.fitting.encoder import writer_folds
+from tool_router.exemplars import ExemplarBuilder, ExemplarMemory, Exemplars
 from tool_router.evaluation.fitting.guard import refuse_reporting_data
 from tool_router.evaluation.fitting.objective import (
     OUT_OF_SCOPE_EMPTY_WEIGHT,
@@ -53,6 +56,8 @@ THRESHOLDS = np.round(np.arange(0.10, 0.86, 0.025), 3)
 NO_OVERRIDE = 2.0
 SCOPE_OVERRIDES = (0.9, 0.95, 0.97, 0.99, NO_OVERRIDE)
 SCOPE_THRESHOLDS = np.round(np.arange(0.05, 0.951, 0.025), 3)
+# Writer folds of the exemplar memory in a fit without fold patches (with them: one per patch).
+EXEMPLAR_FOLDS = 4
 
 
 def _fit_logistic(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -282,6 +287,8 @@ class CrossFit:
 
     fold: dict[str, int]  # request id -> fold
     extractors: Sequence[FeatureExtractor]
+    # fold k's exemplar memory: the dataset's exemplars without fold k's (exemplars.py)
+    memories: Sequence[ExemplarMemory | None] = ()
 
     def features(
         self,
@@ -303,14 +310,28 @@ class CrossFit:
             out: list[Features | None] = [None] * len(items)
             for k, extractor in enumerate(self.extractors):  # one encoder at a time
                 mine = [i for i, ex in enumerate(items) if fold_of(ex) == k]
-                for i in progress_bar(mine, f'{desc} fold {k}'):
-                    out[i] = extractor.extract(items[i].request, v)
+                with self._memory_of(k):
+                    for i in progress_bar(mine, f'{desc} fold {k}'):
+                        out[i] = extractor.extract(items[i].request, v)
             missing = [items[i].id for i, f in enumerate(out) if f is None]
             if missing:
                 raise ValueError(f'no cross-fit fold for {missing[:3]}')
             return [f for f in out if f is not None]
 
         return run(examples, 'requests'), run(augmented, 'augmented')
+
+    @contextlib.contextmanager
+    def _memory_of(self, k: int) -> Iterator[None]:
+        """Fold ``k``'s extractor with fold ``k``'s exemplar memory (if any), restored after."""
+        if not self.memories:
+            yield
+            return
+        extractor = self.extractors[k]
+        before, extractor.memory = extractor.memory, self.memories[k]
+        try:
+            yield
+        finally:
+            extractor.memory = before
 
 
 def fit_variant(
@@ -398,7 +419,12 @@ def fit(
     extractor = FeatureExtractor(router.index, pooling=pooling)
     extractor.memoize()  # the variants share most of their embedded texts
     max_tools = min(router.config.max_tools, len(router.catalog))  # as served
-    cf = cross_fit_extractors(examples, cross_fit, router, pooling, log) if cross_fit else None
+    if cross_fit:
+        cf = cross_fit_extractors(examples, cross_fit, router, pooling, log)
+    else:  # one encoder; the folds only keep a request's writer out of its exemplar memory
+        cf = CrossFit(writer_folds(examples, EXEMPLAR_FOLDS), [extractor] * EXEMPLAR_FOLDS)
+    exemplars = collect_exemplars(examples, extractor)
+    cf.memories = fold_memories(exemplars, cf, log)
     models = {
         v: fit_variant(
             examples, extractor, v, dataset.name, log, augmented, max_tools=max_tools,
@@ -414,11 +440,56 @@ def fit(
         'n_augmented': len(augmented),
         'cross_fit_folds': len(cross_fit),
         'objective_oos_weight': oos_weight,
+        'exemplar_folds': len(cf.extractors),
         'variants': {k: m.model_dump() for k, m in models.items()},
+        'exemplars': exemplars.to_json(),
     }
     out.write_text(json.dumps(payload, indent=1) + '\n', encoding='utf-8')
     log(f'wrote {out}')
     return payload
+
+
+def collect_exemplars(examples: Sequence[Example], extractor: FeatureExtractor) -> Exemplars:
+    """The dataset's requests as exemplars (:mod:`tool_router.exemplars`), as lcr segments them.
+
+    A multi-tool request's clauses go to their closest gold tool under ``extractor``'s encoder
+    (the router's: the shipped exemplars are those it will be asked with).
+    """
+    builder = ExemplarBuilder()
+    col = {n: i for i, n in enumerate(extractor.names)}
+    before, extractor.memory = extractor.memory, None
+    try:
+        for ex in progress_bar(examples, 'exemplars'):
+            f = extractor.extract(ex.request, VARIANTS['lcr'])
+            builder.add(ex.id, f.fragments[0], ex.tools,
+                        [f.fragments[1 + k] for k in range(len(f.clauses))],
+                        f.clause_score, list(~f.excluded), col)
+    finally:
+        extractor.memory = before
+    return builder.build()
+
+
+def fold_memories(
+    exemplars: Exemplars, cf: CrossFit, log: Callable[[str], Any] = print
+) -> list[ExemplarMemory]:
+    """Per fold k, the exemplars of the other folds with fold k's encoder's vectors.
+
+    A request's features never come from its own writer's exemplars: the similarities an
+    unseen writer's request gets at run time.
+    """
+    out = []
+    step = 512
+    for k, extractor in enumerate(cf.extractors):
+        texts = list(exemplars.texts)
+        vectors = np.concatenate([extractor.encode(texts[lo:lo + step])
+                                  for lo in progress_bar(range(0, len(texts), step),
+                                                         f'exemplar vectors fold {k}')])
+        out.append(ExemplarMemory(exemplars, vectors, extractor.names,
+                                  keep=lambda source, k=k: cf.fold[source] != k))
+        total = len(exemplars.requests) + len(exemplars.out_of_scope)
+        log(f'exemplar memory fold {k}: {out[-1].size} of the {total} requests '
+            '(the rest are its writers\' own)')
+    return out
 
 
 def cross_fit_extractors(
