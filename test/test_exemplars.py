@@ -1,5 +1,6 @@
 """lcr's exemplar memory: what becomes an exemplar, the features, the cache, no self-evidence."""
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -202,3 +203,38 @@ def test_eval_warns_when_the_dataset_is_in_the_memory(tmp_path):
     assert len(got) == 1 and got[0].startswith('2 of the 3 requests are in lcr')
     assert _memory_warnings(rows[2:], ['lcr'], str(model)) == []
     assert _memory_warnings(rows, ['cdbv3'], str(model)) == []  # no lcr, no memory
+
+
+def test_gate_rows_route_each_request_without_its_writer_s_exemplars(fake_router, tmp_path):
+    from tool_router.evaluation.fitting import gate
+    from tool_router.evaluation.metrics import composite
+    from tool_router.policies.hybrid import gate_signals
+
+    lines = (Path(__file__).parent.parent / 'benchmarks/data/v2/dev.jsonl').read_text(
+        encoding='utf-8').splitlines()
+    rows, writers = [], {}
+    for line in lines:  # two in-scope requests of each of four writers
+        r = json.loads(line)
+        if r['level'] != 'out_of_scope' and writers.get(r.get('writer'), 0) < 2 and (
+                r.get('writer') in writers or len(writers) < 4):
+            writers[r.get('writer')] = writers.get(r.get('writer'), 0) + 1
+            rows.append(line)
+    data = tmp_path / 'dev_part.jsonl'
+    data.write_text('\n'.join(rows) + '\n', encoding='utf-8')
+    local = fake_router.policy('lcr')
+    memory = local.extractor.memory
+    assert memory is not None and len(rows) == 8
+    got = gate.gate_rows(fake_router, data, 'lcr')
+    assert local.extractor.memory is memory  # restored
+    examples = [Example(**json.loads(x)) for x in rows]
+    fold = writer_folds(examples, gate.MEMORY_FOLDS)
+    differs = 0
+    for ex, (signals, loss) in zip(examples, got):
+        local.extractor.memory = memory.without(lambda s, k=fold[ex.id]: fold.get(s) == k)
+        try:
+            alone = local.route(ex.request, 8).capped(8)
+        finally:
+            local.extractor.memory = memory
+        assert (signals, loss) == (gate_signals(alone), 1.0 - composite(ex.tools, alone.tools))
+        differs += gate_signals(local.route(ex.request, 8).capped(8)) != signals
+    assert differs  # with its own writer's requests in the memory the answers are surer

@@ -180,6 +180,7 @@ class ExemplarMemory:
     ) -> None:
         if len(vectors) != len(exemplars):
             raise ValueError(f'{len(vectors)} vectors for {len(exemplars)} exemplar texts')
+        self.exemplars, self.vectors, self.names = exemplars, vectors, list(names)
         ok = keep or (lambda _s: True)
         col = {n: i for i, n in enumerate(names)}
         self.n_tools = len(names)
@@ -202,6 +203,11 @@ class ExemplarMemory:
         self.oos_vectors = (np.ascontiguousarray(vectors[oos]) if oos
                             else np.zeros((0, dim), np.float32))
         self.size = len(reqs) + len(oos)
+
+    def without(self, drop: Callable[[str], bool]) -> 'ExemplarMemory':
+        """The same memory without the exemplars whose source ``drop`` names."""
+        return ExemplarMemory(self.exemplars, self.vectors, self.names,
+                              lambda source: not drop(source))
 
     def features(self, full: np.ndarray, clauses: np.ndarray) -> tuple[np.ndarray, float]:
         """(per tool :data:`TOOL_FEATURES`, ``nn_scope``) of one request.

@@ -76,20 +76,10 @@ def cmd_fit_gate(args: argparse.Namespace) -> int:
 
     router = Router(config_from_args(args))
     name = args.policy or router.config.policy
-    warning = ''
-    if name.startswith('lcr') or name == 'hybrid':
-        from tool_router.evaluation.dataset import load_jsonl
-        from tool_router.exemplars import in_memory_warning
-
-        ids = [ex.id for ex in load_jsonl(Path(args.dataset), router.catalog)]
-        warning = in_memory_warning(ids, router.config.lcr.model_path)
-        if warning:  # the gate would be fitted on answers far surer than the field's
-            print(f'tool-router: warning: {warning}; the gate fitted on them fires too rarely '
-                  '(docs/CONSTANTS.md, hybrid gate)', file=sys.stderr)
     rows = gate_rows(router, Path(args.dataset), name, progress=progress_bar)
     print_json(
         {'policy': name, 'n': len(rows), 'target_rate': args.target_rate,
-         **fit_gate(rows, args.target_rate), **({'warning': warning} if warning else {})}
+         **fit_gate(rows, args.target_rate)}
     )
     return 0
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from tool_router.evaluation.dataset import load_jsonl
+from tool_router.evaluation.fitting.encoder import writer_folds
 from tool_router.evaluation.fitting.guard import refuse_reporting_data
 from tool_router.evaluation.metrics import composite
 from tool_router.explanation import GateSignals
@@ -87,16 +88,36 @@ def fit_gate(rows: Sequence[Row], target_rate: float) -> dict[str, Any]:
     return best
 
 
+MEMORY_FOLDS = 4  # writer folds of lcr's exemplar memory while the gate's rows are routed
+
+
 def gate_rows(
     router: Any, dataset: Path, policy: str, progress: Callable[[Any], Any] = iter
 ) -> list[Row]:
-    """Route every request of ``dataset`` with the local ``policy``; refuses test-split data."""
+    """Route every request of ``dataset`` with the local ``policy``; refuses test-split data.
+
+    lcr's exemplar memory holds the development requests the gate is fitted on; routed with it
+    whole, each would find itself and answer with a confidence no request gets in the field.
+    So each request is routed with the memory less its writer's requests (writer folds, as in
+    ``fit lcr``): the memory an unseen writer meets.
+    """
     examples = load_jsonl(dataset, router.catalog)
     refuse_reporting_data(examples, str(dataset))
     rows = []
     local = router.policy(policy)
     bound = min(router.config.max_tools, len(router.catalog))
-    for ex in progress(examples):
-        decision = local.route(ex.request, bound).capped(bound)
-        rows.append((gate_signals(decision), 1.0 - composite(ex.tools, decision.tools)))
+    extractor = getattr(getattr(local, 'local', local), 'extractor', None)
+    memory = getattr(extractor, 'memory', None)
+    fold = writer_folds(examples, MEMORY_FOLDS) if memory is not None else {}
+    views = [memory.without(lambda s, k=k: fold.get(s) == k) for k in range(MEMORY_FOLDS)] \
+        if memory is not None else []
+    try:
+        for ex in progress(examples):
+            if views:
+                extractor.memory = views[fold[ex.id]]
+            decision = local.route(ex.request, bound).capped(bound)
+            rows.append((gate_signals(decision), 1.0 - composite(ex.tools, decision.tools)))
+    finally:
+        if views:
+            extractor.memory = memory
     return rows
