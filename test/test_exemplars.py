@@ -42,18 +42,26 @@ def test_builder_keeps_requests_units_and_out_of_scope():
     b.add('d', 'take off', ['takeoff'])  # a repeated text is stored once
     ex = b.build()
     assert ex.texts == ('take off', 'tell me a joke', 'go up, hmm, snap, come down', 'go up',
-                        'come down')
+                        'hmm', 'snap', 'come down')
     assert ex.requests == ((0, 'a', ('takeoff',)), (2, 'c', ('land', 'takeoff')),
                            (0, 'd', ('takeoff',)))
-    assert ex.units == ((0, 'a', 'takeoff'), (3, 'c', 'takeoff'), (4, 'c', 'land'),
+    assert ex.units == ((0, 'a', 'takeoff'), (3, 'c', 'takeoff'), (6, 'c', 'land'),
                         (0, 'd', 'takeoff'))
     assert ex.out_of_scope == ((1, 'b'),)
+    # clauses whose closest tool is not one the request asked for: context, not requests
+    assert ex.context == ((4, 'c'), (5, 'c'))
     assert Exemplars.from_json(ex.to_json()) == ex
     # a negated or steering clause is no unit
     b2 = ExemplarBuilder()
     b2.add('c', 'x', ['land', 'takeoff'], ['go up', 'come down'], score[[0, 3]],
            [False, True], COL)
     assert b2.build().units == ((1, 'c', 'land'),)  # texts: 'x', 'come down'
+    assert b2.build().context == ()  # one counting clause is never context
+    b3 = ExemplarBuilder()  # a one-tool request with a background clause
+    b3.add('e', 'battery is low, go up', ['takeoff'], ['battery is low', 'go up'],
+           np.array([[0.1, 0.2, 0.3], [0.9, 0.1, 0.1]]), [True, True], COL)
+    assert b3.build().units == ((0, 'e', 'takeoff'),)
+    assert b3.build().context == ((1, 'e'),)
 
 
 def test_a_bad_exemplar_index_is_refused(tmp_path):
@@ -77,16 +85,22 @@ def memory(keep=None):
                   (2, 'w2', ('unknown_tool',))),
         units=((0, 'w1', 'takeoff'), (4, 'w2', 'land'), (2, 'w2', 'unknown_tool')),
         out_of_scope=((3, 'w3'),),
+        context=((2, 'w3'),),
     )
     vectors = np.stack([unit(1, 0, 0), unit(0, 1, 0), unit(0, 0, 1), unit(1, 1, 1),
                         unit(0, 1, 1)])
     return ExemplarMemory(ex, vectors, NAMES, keep)
 
 
+def one_clause(v):
+    """A request of one counting clause (the clause is the request)."""
+    return np.stack([v]), np.array([True]), np.zeros((1, len(NAMES)))
+
+
 def test_features_of_the_nearest_exemplars():
     m = memory()
     q = unit(1, 0.5, 0)
-    X, scope = m.features(q, np.stack([unit(0, 1, 1)]))
+    X, scope = m.features(q, *one_clause(unit(0, 1, 1)))
     f = {n: i for i, n in enumerate(TOOL_FEATURES)}
     s_take, s_land = float(unit(1, 0, 0) @ q), float(unit(0, 1, 0) @ q)
     assert X[:, f['nn_full']] == pytest.approx([s_take, s_land, s_land])
@@ -99,19 +113,37 @@ def test_features_of_the_nearest_exemplars():
                                                   -1.0])
     o = float(unit(1, 1, 1) @ q)
     assert scope == pytest.approx(o - (s_take + s_land) / 2, rel=1e-5)  # two in-scope exemplars
-    none, _ = m.features(q, np.zeros((0, 3), np.float32))  # no counting clause
-    assert (none[:, f['nn_clause']] == -1).all()
+    none, _ = m.features(q, np.zeros((0, 3), np.float32), np.zeros(0, bool),
+                         np.zeros((0, 3)))  # no counting clause
+    assert (none[:, f['nn_clause']] == -1).all() and (none[:, f['nn_ctx_gap']] == 0).all()
+
+
+def test_context_gap_looks_at_each_tool_s_strongest_counting_clause():
+    m = memory()
+    clauses = np.stack([unit(0, 1, 1), unit(0, 0, 1), unit(1, 0, 0)])
+    counting = np.array([True, True, False])
+    score = np.array([[0.2, 0.9, 0.3],      # land's strongest counting clause
+                      [0.6, 0.1, 0.5],      # takeoff's and rgb_camera's
+                      [0.99, 0.99, 0.99]])  # not counting: never a tool's clause
+    X, _ = m.features(unit(1, 0, 0), clauses, counting, score)
+    gap = X[:, TOOL_FEATURES.index('nn_ctx_gap')]
+    # context exemplar (0, 0, 1); units: takeoff (1, 0, 0), land (0, 1, 1), rgb_camera none
+    assert gap == pytest.approx([1.0 - 0.0, float(unit(0, 1, 1) @ unit(0, 0, 1)) - 1.0,
+                                 1.0 - (-1.0)], abs=1e-6)
+    assert X[:, TOOL_FEATURES.index('nn_clause')] == pytest.approx([0.0, 1.0, -1.0], abs=1e-6)
 
 
 def test_keep_leaves_a_writer_out():
     m = memory(keep=lambda source: source != 'w2')
-    X, scope = m.features(unit(0, 1, 0), np.stack([unit(0, 1, 0)]))
+    X, scope = m.features(unit(0, 1, 0), *one_clause(unit(0, 1, 0)))
     assert m.size == 2
     assert X[COL['land']].tolist()[:2] == [-1.0, -1.0]  # w2's land exemplars are gone
     assert X[COL['takeoff'], 3] == pytest.approx(1.0)  # the only neighbour left votes
+    assert len(m.without(lambda source: source == 'w3').context_vectors) == 0
     empty = ExemplarMemory(Exemplars.empty(), np.zeros((0, 3), np.float32), NAMES)
-    X, scope = empty.features(unit(1, 0, 0), np.stack([unit(1, 0, 0)]))
-    assert (X[:, :2] == -1).all() and (X[:, 2:] == 0).all() and scope == 0.0
+    X, scope = empty.features(unit(1, 0, 0), *one_clause(unit(1, 0, 0)))
+    assert (X[:, :2] == -1).all() and scope == 0.0
+    assert (X[:, 2:4] == 0).all()
 
 
 class CountingEncoder:

@@ -9,13 +9,18 @@ model file, and lcr compares every request with them (nearest neighbours, no wor
 - **exemplar units**: a one-tool request, or a clause of a multi-tool request given to the
   gold tool it is closest to (the clause and tool of the catalog's own similarity; a clause
   below ``UNIT_MIN_SIMILARITY`` to every gold tool is left out);
-- **out-of-scope exemplars**: the requests that no tool serves.
+- **out-of-scope exemplars**: the requests that no tool serves;
+- **context clauses**: a counting clause of an in-scope request of two or more counting
+  clauses whose closest tool is none of the request's tools ("we're down to our last battery
+  - map the vineyard now": the battery clause is background, not a request).
 
 Per tool, lcr's scorer gets (:data:`TOOL_FEATURES`): the best similarity of the whole
 request to an exemplar request that asked for the tool (``nn_full``), its gap to the best
 tool's (``nn_gap``), the tool's weighted share of the ``VOTE_K`` nearest exemplar requests
 (``nn_vote``), and the best similarity of a counting clause to one of the tool's units
-(``nn_clause``); the scope model gets the mean of the three best similarities to
+(``nn_clause``), and how much closer the tool's strongest clause is to a context clause than
+to the tool's units (``nn_ctx_gap``: a clause that only sets the scene asks for no tool); the
+scope model gets the mean of the three best similarities to
 out-of-scope exemplars minus the same for in-scope ones (``nn_scope``).
 
 A request's own wording must never be its evidence: at fit time a development request's
@@ -42,7 +47,7 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-TOOL_FEATURES = ('nn_full', 'nn_clause', 'nn_gap', 'nn_vote')
+TOOL_FEATURES = ('nn_full', 'nn_clause', 'nn_gap', 'nn_vote', 'nn_ctx_gap')
 VOTE_K = 10  # nearest exemplar requests that vote
 VOTE_TEMPERATURE = 0.05  # a neighbour's weight: exp((similarity - best) / this)
 SCOPE_K = 3  # nearest exemplars averaged on each side of the scope feature
@@ -58,6 +63,7 @@ class Exemplars:
     requests: tuple[tuple[int, str, tuple[str, ...]], ...]  # (text, source id, tools)
     units: tuple[tuple[int, str, str], ...]  # (text, source id, tool)
     out_of_scope: tuple[tuple[int, str], ...]  # (text, source id)
+    context: tuple[tuple[int, str], ...] = ()  # (text, source id): clauses asking for no tool
 
     @classmethod
     def empty(cls) -> 'Exemplars':
@@ -70,7 +76,7 @@ class Exemplars:
     def sources(self) -> set[str]:
         """Ids of the requests the exemplars came from."""
         return ({s for _, s, _ in self.requests} | {s for _, s in self.out_of_scope}
-                | {s for _, s, _ in self.units})
+                | {s for _, s, _ in self.units} | {s for _, s in self.context})
 
     def digest(self) -> str:
         """sha256 of the texts (the vectors depend on nothing else but the encoder)."""
@@ -83,6 +89,7 @@ class Exemplars:
             'requests': [[t, s, list(tools)] for t, s, tools in self.requests],
             'units': [list(u) for u in self.units],
             'out_of_scope': [list(o) for o in self.out_of_scope],
+            'context': [list(c) for c in self.context],
         }
 
     @classmethod
@@ -103,6 +110,7 @@ class Exemplars:
                   for t, s, tools in raw['requests']),
             tuple((at(t), str(s), str(tool)) for t, s, tool in raw['units']),
             tuple((at(t), str(s)) for t, s in raw['out_of_scope']),
+            tuple((at(t), str(s)) for t, s in raw.get('context', [])),
         )
 
 
@@ -114,6 +122,7 @@ class ExemplarBuilder:
         self.requests: list[tuple[int, str, tuple[str, ...]]] = []
         self.units: list[tuple[int, str, str]] = []
         self.out_of_scope: list[tuple[int, str]] = []
+        self.context: list[tuple[int, str]] = []
 
     def _text(self, text: str) -> int:
         return self._texts.setdefault(text, len(self._texts))
@@ -131,7 +140,9 @@ class ExemplarBuilder:
         """One request: ``text`` (as lcr embeds it), its gold ``tools`` (none: out of scope).
 
         A multi-tool request's counting ``clauses`` become units of the gold tool each is
-        closest to (``clause_score[clause][columns[tool]]``, lcr's clause-to-tool similarity).
+        closest to (``clause_score[clause][columns[tool]]``, lcr's clause-to-tool similarity,
+        one column per catalog tool); in a request of two or more counting clauses, one whose
+        closest catalog tool is not a gold tool becomes a context clause.
         """
         if not tools:
             self.out_of_scope.append((self._text(text), source))
@@ -139,19 +150,25 @@ class ExemplarBuilder:
         self.requests.append((self._text(text), source, tuple(sorted(tools))))
         if len(tools) == 1:
             self.units.append((self._text(text), source, tools[0]))
+        if len(tools) == 1 and sum(bool(c) for c in counting) < 2:
             return
         assert columns is not None
+        gold = {columns[t] for t in tools}
+        several = sum(bool(c) for c in counting) >= 2  # a lone clause is never mere context
         for k, clause in enumerate(clauses):
             if not counting[k]:
                 continue
-            best = max(sorted(tools), key=lambda t: float(clause_score[k][columns[t]]))
-            if float(clause_score[k][columns[best]]) >= UNIT_MIN_SIMILARITY:
-                self.units.append((self._text(clause), source, best))
+            if len(tools) > 1:
+                best = max(sorted(tools), key=lambda t: float(clause_score[k][columns[t]]))
+                if float(clause_score[k][columns[best]]) >= UNIT_MIN_SIMILARITY:
+                    self.units.append((self._text(clause), source, best))
+            if several and int(np.argmax(clause_score[k])) not in gold:
+                self.context.append((self._text(clause), source))
 
     def build(self) -> Exemplars:
         """The exemplars collected so far."""
         return Exemplars(tuple(self._texts), tuple(self.requests), tuple(self.units),
-                         tuple(self.out_of_scope))
+                         tuple(self.out_of_scope), tuple(self.context))
 
 
 def _grouped(tools: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -202,6 +219,9 @@ class ExemplarMemory:
         oos = [t for t, s in exemplars.out_of_scope if ok(s)]
         self.oos_vectors = (np.ascontiguousarray(vectors[oos]) if oos
                             else np.zeros((0, dim), np.float32))
+        ctx = [t for t, s in exemplars.context if ok(s)]
+        self.context_vectors = (np.ascontiguousarray(vectors[ctx]) if ctx
+                                else np.zeros((0, dim), np.float32))
         self.size = len(reqs) + len(oos)
 
     def without(self, drop: Callable[[str], bool]) -> 'ExemplarMemory':
@@ -209,11 +229,15 @@ class ExemplarMemory:
         return ExemplarMemory(self.exemplars, self.vectors, self.names,
                               lambda source: not drop(source))
 
-    def features(self, full: np.ndarray, clauses: np.ndarray) -> tuple[np.ndarray, float]:
+    def features(
+        self, full: np.ndarray, clauses: np.ndarray, counting: np.ndarray, clause_score: np.ndarray
+    ) -> tuple[np.ndarray, float]:
         """(per tool :data:`TOOL_FEATURES`, ``nn_scope``) of one request.
 
-        ``full``: the request's vector; ``clauses``: its counting clauses' vectors (rows, maybe
-        none).
+        ``full``: the request's vector; ``clauses``: its clauses' vectors (rows);
+        ``counting``: which clauses count (not negated, not steering); ``clause_score``:
+        lcr's clause-to-tool similarity (clauses x tools), whose best counting clause per tool
+        is the one ``nn_ctx_gap`` looks at.
         """
         T = self.n_tools
         out = np.zeros((T, len(TOOL_FEATURES)), dtype=np.float32)
@@ -236,9 +260,19 @@ class ExemplarMemory:
             if len(self.oos_vectors):
                 so = self.oos_vectors @ full
                 scope = float(_top_mean(so, SCOPE_K) - _top_mean(sf, SCOPE_K))
-        if len(clauses) and len(self.unit_vectors):
-            su = (clauses @ self.unit_vectors.T).max(axis=0)  # (units,) best counting clause
-            out[self._unit_tools, 1] = np.maximum.reduceat(su, self._unit_starts)
+        rows = np.flatnonzero(counting)
+        if not len(rows):
+            return out, scope
+        vc = clauses[rows]
+        per_clause = np.full((len(rows), T), -1.0, dtype=np.float32)  # best unit per tool
+        if len(self.unit_vectors):
+            per_clause[:, self._unit_tools] = np.maximum.reduceat(
+                vc @ self.unit_vectors.T, self._unit_starts, axis=1)
+            out[:, 1] = per_clause.max(axis=0)
+        context = ((vc @ self.context_vectors.T).max(axis=1) if len(self.context_vectors)
+                   else np.full(len(rows), -1.0, dtype=np.float32))
+        home = np.asarray(clause_score)[rows].argmax(axis=0)  # (T,) each tool's best clause
+        out[:, 4] = context[home] - per_clause[home, np.arange(T)]
         return out, scope
 
     def _tools_of_rows(self) -> list[np.ndarray]:

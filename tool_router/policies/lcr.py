@@ -22,8 +22,10 @@ per (request, tool) pair with a small calibrated scorer:
    evidence sits only in negated clauses. And from the **exemplar memory**
    (:mod:`tool_router.exemplars`): the development requests, kept in the model
    file with the tools they asked for; per tool, how close the request and its
-   clauses come to requests that asked for it and its share of the nearest
-   ones (wording operators use that the catalog's few example phrases lack).
+   clauses come to requests that asked for it, its share of the nearest
+   ones (wording operators use that the catalog's few example phrases lack),
+   and whether its strongest clause reads like the background clauses of
+   earlier requests rather than like a request for it.
 3. **Scoring**: a logistic model over those features (about twenty weights,
    no words) plus one prior term per catalog tool (how readily operators ask
    for it beyond what the similarities say), trained on the development split
@@ -418,7 +420,7 @@ class FeatureExtractor:
         F[:, f['top1_x_ex']] = F[:, f['top1_clause']] * F[:, f['ex_max']]
         strongest = clause_score.argmax(axis=0)  # per tool: its strongest clause
         F[:, f['act_in_cond']] = is_cond[strongest] & (self.is_sensor == 0)
-        nn, nn_scope = self._exemplar_features(s, rows, pos, variant)
+        nn, nn_scope = self._exemplar_features(s, rows, pos, clause_score, variant)
         F[:, f[TOOL_FEATURES[0]]:f[TOOL_FEATURES[-1]] + 1] = nn
         for name in variant.drop:
             F[:, f[name]] = 0.0
@@ -473,14 +475,15 @@ class FeatureExtractor:
             F[:, f['neg_only']] = clause_score[negated].max(axis=0) > best_pos + 0.05
 
     def _exemplar_features(
-        self, s: _Sims, rows: np.ndarray, pos: np.ndarray, variant: Variant
+        self, s: _Sims, rows: np.ndarray, pos: np.ndarray, clause_score: np.ndarray,
+        variant: Variant,
     ) -> tuple[np.ndarray, float]:
         """The memory's per-tool features and scope feature (an empty memory's without one)."""
         if self.memory is None or not variant.exemplars:
             empty = np.zeros((len(self.names), len(TOOL_FEATURES)), dtype=np.float32)
             empty[:, :2] = -1.0  # no exemplar request, no exemplar clause
             return empty, 0.0
-        return self.memory.features(s.vecs[0], s.vecs[rows][pos])
+        return self.memory.features(s.vecs[0], s.vecs[rows], pos, clause_score)
 
     def _lexical_features(
         self, F: np.ndarray, f: dict[str, int], full: str, clauses: list[Clause], pos: np.ndarray
