@@ -26,13 +26,15 @@ per (request, tool) pair with a small calibrated scorer:
    ones (wording operators use that the catalog's few example phrases lack),
    and whether its strongest clause reads like the background clauses of
    earlier requests rather than like a request for it.
-3. **Scoring**: a logistic model over those features (about twenty weights,
+3. **Scoring**: a logistic model over those features (24 weights,
    no words) plus one prior term per catalog tool (how readily operators ask
    for it beyond what the similarities say), trained on the development split
    and training-only noisy variants of it by ``tool-router fit`` and shipped as
-   ``config/lcr_model.json``. Because the features are similarities to the
-   catalog's own texts rather than words of the training requests, the model
-   transfers to wording it has never seen.
+   ``config/lcr_model.json``. Because the features are similarities (to the
+   catalog's own texts and to whole earlier requests) rather than words of the
+   training requests, the model transfers to wording it has never seen; the
+   weights of the memory's features are fitted on memories without the
+   request's own writer, as a new writer's request meets them.
 4. **Scope**: a second, request-level logistic model asks "is this for the
    vehicle at all?" from similarities (no words): the best similarity of a
    counting clause to the catalog,

@@ -7,6 +7,10 @@ very predictions they cut), refits on the whole set and writes the model file
 (``config/lcr_model.json`` is the shipped one). Thresholds are chosen by the one
 objective (:mod:`.objective`) on the answers cut to the router's ``max_tools``,
 as served. Refuses a dataset that shares requests with a test split (:mod:`.guard`).
+
+The dataset's requests are also written to the model file as lcr's exemplar memory
+(:mod:`tool_router.exemplars`); while fitting, each request's memory features come from a
+memory without its writer fold's requests (:func:`fold_memories`), as an unseen writer's would.
 """
 
 from __future__ import annotations
