@@ -36,7 +36,6 @@ import hashlib
 import json
 import logging
 import os
-import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -148,13 +147,13 @@ class ExemplarBuilder:
             self.out_of_scope.append((self._text(text), source))
             return
         self.requests.append((self._text(text), source, tuple(sorted(tools))))
+        several = sum(bool(c) for c in counting) >= 2  # a lone clause is never mere context
         if len(tools) == 1:
             self.units.append((self._text(text), source, tools[0]))
-        if len(tools) == 1 and sum(bool(c) for c in counting) < 2:
-            return
+            if not several:
+                return
         assert columns is not None
         gold = {columns[t] for t in tools}
-        several = sum(bool(c) for c in counting) >= 2  # a lone clause is never mere context
         for k, clause in enumerate(clauses):
             if not counting[k]:
                 continue
@@ -169,6 +168,13 @@ class ExemplarBuilder:
         """The exemplars collected so far."""
         return Exemplars(tuple(self._texts), tuple(self.requests), tuple(self.units),
                          tuple(self.out_of_scope), tuple(self.context))
+
+
+def empty_features(n_tools: int) -> np.ndarray:
+    """:data:`TOOL_FEATURES` with nothing in the memory: no exemplar request, no unit."""
+    out = np.zeros((n_tools, len(TOOL_FEATURES)), dtype=np.float32)
+    out[:, 0] = out[:, 1] = -1.0  # nn_full, nn_clause
+    return out
 
 
 def _grouped(tools: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -207,6 +213,7 @@ class ExemplarMemory:
         reqs = [(t, cols) for t, cols in reqs if cols]
         self.request_vectors = (np.ascontiguousarray(vectors[[t for t, _ in reqs]])
                                 if reqs else np.zeros((0, dim), np.float32))
+        self._row_tools = [np.array(cols, np.int64) for _, cols in reqs]  # a request's tools
         pair_row = np.array([r for r, (_, cols) in enumerate(reqs) for _ in cols], np.int64)
         pair_tool = np.array([c for _, cols in reqs for c in cols], np.int64)
         order, self._pair_starts, self._pair_tools = _grouped(pair_tool)
@@ -240,8 +247,7 @@ class ExemplarMemory:
         is the one ``nn_ctx_gap`` looks at.
         """
         T = self.n_tools
-        out = np.zeros((T, len(TOOL_FEATURES)), dtype=np.float32)
-        out[:, 0] = out[:, 1] = -1.0
+        out = empty_features(T)
         scope = 0.0
         if len(self.request_vectors):
             sf = self.request_vectors @ full  # (requests,)
@@ -253,9 +259,8 @@ class ExemplarMemory:
             near = np.argpartition(-sf, k - 1)[:k]
             w = np.exp((sf[near] - sf[near].max()) / VOTE_TEMPERATURE)
             votes = np.zeros(T, np.float64)
-            rows_tools = self._tools_of_rows()
             for r, weight in zip(near, w):
-                votes[rows_tools[r]] += weight
+                votes[self._row_tools[r]] += weight
             out[:, 3] = votes / w.sum()
             if len(self.oos_vectors):
                 so = self.oos_vectors @ full
@@ -274,19 +279,6 @@ class ExemplarMemory:
         home = np.asarray(clause_score)[rows].argmax(axis=0)  # (T,) each tool's best clause
         out[:, 4] = context[home] - per_clause[home, np.arange(T)]
         return out, scope
-
-    def _tools_of_rows(self) -> list[np.ndarray]:
-        rows = getattr(self, '_row_tools', None)
-        if rows is None:
-            n = len(self.request_vectors)
-            lists: list[list[int]] = [[] for _ in range(n)]
-            for start, end, tool in zip(self._pair_starts,
-                                        np.r_[self._pair_starts[1:], len(self._pair_rows)],
-                                        self._pair_tools):
-                for r in self._pair_rows[start:end]:
-                    lists[int(r)].append(int(tool))
-            rows = self._row_tools = [np.array(x, np.int64) for x in lists]
-        return rows
 
 
 def _top_mean(x: np.ndarray, k: int) -> float:
@@ -332,7 +324,7 @@ def exemplar_vectors(
             log.warning('ignoring exemplar cache %s: %s', path, exc)
             vectors = None
     if vectors is None:
-        vectors = _embed(exemplars.texts, encoder, progress)
+        vectors = embed_texts(exemplars.texts, encoder.encode, progress)
         if path is not None:
             _write(path, vectors)
     with _MEMO_LOCK:
@@ -340,12 +332,13 @@ def exemplar_vectors(
     return vectors
 
 
-def _embed(texts: Sequence[str], encoder: Any,
-           progress: Callable[[str], None] | None) -> np.ndarray:
+def embed_texts(texts: Sequence[str], encode: Callable[[list[str]], np.ndarray],
+                progress: Callable[[str], None] | None = None) -> np.ndarray:
+    """``encode`` over ``texts`` ``EMBED_STEP`` at a time (float32 rows), with progress."""
     start = time.perf_counter()
     parts = []
     for lo in range(0, len(texts), EMBED_STEP):
-        parts.append(np.asarray(encoder.encode(list(texts[lo:lo + EMBED_STEP])), np.float32))
+        parts.append(np.asarray(encode(list(texts[lo:lo + EMBED_STEP])), np.float32))
         if progress is not None and len(texts) > EMBED_STEP:
             done = lo + len(parts[-1])
             progress(f'embedding exemplars: {done}/{len(texts)} '
@@ -390,9 +383,4 @@ def in_memory_warning(ids: Sequence[str], model_path: str | Path = '') -> str:
         return ''
     return (f'{inside} of the {len(ids)} requests are in lcr\'s exemplar memory (the requests '
             'its model was fitted on): lcr\'s answers to them are in-sample')
-
-
-def stderr_progress(message: str) -> None:
-    """Report the exemplars' embedding progress on stderr."""
-    print(f'tool_router: {message}', file=sys.stderr, flush=True)
 

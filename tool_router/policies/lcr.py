@@ -74,8 +74,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from tool_router.catalog import Catalog, Kind
 from tool_router.clauses import Clause, normalise, split_clauses
 from tool_router.errors import ConfigError
-from tool_router.exemplars import TOOL_FEATURES, ExemplarMemory
-from tool_router.index import CatalogIndex
+from tool_router.exemplars import TOOL_FEATURES, ExemplarMemory, empty_features
+from tool_router.index import CatalogIndex, stderr_progress
 from tool_router.keywords import KeywordMatcher
 from tool_router.paths import config_path
 from tool_router.policies.base import Decision, Evidence, words
@@ -482,9 +482,7 @@ class FeatureExtractor:
     ) -> tuple[np.ndarray, float]:
         """The memory's per-tool features and scope feature (an empty memory's without one)."""
         if self.memory is None or not variant.exemplars:
-            empty = np.zeros((len(self.names), len(TOOL_FEATURES)), dtype=np.float32)
-            empty[:, :2] = -1.0  # no exemplar request, no exemplar clause
-            return empty, 0.0
+            return empty_features(len(self.names)), 0.0
         return self.memory.features(s.vecs[0], s.vecs[rows], pos, clause_score)
 
     def _lexical_features(
@@ -830,7 +828,7 @@ def build(ctx: 'PolicyContext') -> LearnedClauseRouter:
     pooling = params.clause_pooling
 
     def make() -> FeatureExtractor:
-        from tool_router.exemplars import exemplar_vectors, load_exemplars, stderr_progress
+        from tool_router.exemplars import exemplar_vectors, load_exemplars
 
         exemplars = load_exemplars(params.model_path)
         memory = None

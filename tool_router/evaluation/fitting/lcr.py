@@ -26,7 +26,8 @@ import numpy as np
 
 from tool_router.evaluation.dataset import Example, load_jsonl
 from tool_router.evaluation.fitting.encoder import writer_folds
-from tool_router.exemplars import ExemplarBuilder, ExemplarMemory, Exemplars
+from tool_router.exemplars import ExemplarBuilder, ExemplarMemory, Exemplars, embed_texts
+from tool_router.index import stderr_progress
 from tool_router.evaluation.fitting.guard import refuse_reporting_data
 from tool_router.evaluation.fitting.objective import (
     OUT_OF_SCOPE_EMPTY_WEIGHT,
@@ -482,12 +483,8 @@ def fold_memories(
     unseen writer's request gets at run time.
     """
     out = []
-    step = 512
     for k, extractor in enumerate(cf.extractors):
-        texts = list(exemplars.texts)
-        vectors = np.concatenate([extractor.encode(texts[lo:lo + step])
-                                  for lo in progress_bar(range(0, len(texts), step),
-                                                         f'exemplar vectors fold {k}')])
+        vectors = embed_texts(exemplars.texts, extractor.encode, stderr_progress)
         out.append(ExemplarMemory(exemplars, vectors, extractor.names,
                                   keep=lambda source, k=k: cf.fold[source] != k))
         total = len(exemplars.requests) + len(exemplars.out_of_scope)
