@@ -79,6 +79,9 @@ def test_route_confirm_dispatch_trace(tmp_path):
         rid = resp.request_id
         assert wait_until(lambda: any(m.request_id == rid for m in asked), 30), executor.output
         assert [m.tool for m in asked if m.request_id == rid] == ['arm_motors']
+        # the latched state reaches a new subscriber on DDS's time, not ours (a busy run had
+        # none yet): wait for it, then it must still say disarmed while the arming waits
+        assert wait_until(lambda: bool(states), 30), 'no /sim/state received'
         assert json.loads(states[-1].data)['phase'] == 'disarmed'
         # the README's loop: signed with the operator's key file
         out = cli('confirm', rid, 'arm_motors', '--approve', '--operator', 'e2e-pilot',
