@@ -7,16 +7,20 @@ CI runs. A test is slow when it starts ROS or server processes (its module says
 fixtures include ``encoder`` (directly or through ``index``/``router``) is
 marked slow here automatically, so the fast tier never loads the model.
 
-Every test session gets its own ROS domain (a lock file per domain id,
+Every test session gets its own ROS domains (a lock file per domain id,
 ``tool_router/ros_domain.py``; an explicit ``ROS_DOMAIN_ID`` is kept) and keeps
 DDS discovery on the loopback interface, so concurrent runs do not see each
-other's nodes. Node processes started through ``test/procs.py`` are killed with
+other's nodes; each test module takes the next of the session's
+``DOMAINS_PER_RUN`` domains, so it never meets what the modules before it left
+in the DDS graph (nodes stopped or killed a moment ago linger there until their
+lease runs out). Node processes started through ``test/procs.py`` are killed with
 their whole process group when the session ends, is interrupted (Ctrl-C,
 SIGTERM, SIGHUP) or the pytest process dies.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 from pathlib import Path
@@ -31,9 +35,11 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from tool_router.ros_domain import private_domain  # noqa: E402
+from tool_router.ros_domain import private_domains  # noqa: E402
 
-private_domain()
+DOMAINS_PER_RUN = 8
+DOMAINS = private_domains(DOMAINS_PER_RUN)
+_modules = itertools.count()
 
 
 def pytest_configure(config):
@@ -53,6 +59,15 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if 'encoder' in getattr(item, 'fixturenames', ()):
             item.add_marker(slow)
+
+
+@pytest.fixture(scope='module', autouse=True)
+def module_domain():
+    """This module's ROS domain: the next of the session's (nodes it starts inherit it)."""
+    domain = DOMAINS[next(_modules) % len(DOMAINS)]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv('ROS_DOMAIN_ID', str(domain))
+        yield domain
 
 
 @pytest.fixture(scope='session')

@@ -147,3 +147,30 @@ def test_a_claimed_domain_is_not_claimed_again_until_its_holder_dies(tmp_path, m
 def test_an_explicit_domain_is_kept(monkeypatch):
     monkeypatch.setenv('ROS_DOMAIN_ID', '42')
     assert ros_domain.private_domain() == 42
+
+
+def test_a_run_claims_a_pool_of_domains_unless_one_is_given(tmp_path, monkeypatch):
+    import tempfile
+    monkeypatch.setattr(tempfile, 'tempdir', str(tmp_path))
+    monkeypatch.setattr(ros_domain, '_held', {})
+    monkeypatch.delenv('ROS_DOMAIN_ID', raising=False)
+    monkeypatch.delenv(ros_domain.CLAIMED, raising=False)
+    try:
+        pool = ros_domain.private_domains(4)
+        assert len(set(pool)) == 4 and int(os.environ['ROS_DOMAIN_ID']) == pool[0]
+        assert sorted(ros_domain._held) == sorted(pool)  # each one locked, passed to children
+        assert ros_domain.private_domains(4)[0] == pool[0]  # the environment's stays first
+    finally:
+        for fd in ros_domain._held.values():
+            os.close(fd)
+    monkeypatch.setenv('ROS_DOMAIN_ID', '42')
+    monkeypatch.delenv(ros_domain.CLAIMED)
+    assert ros_domain.private_domains(4) == [42]  # an explicit domain is all a run uses
+
+
+def test_this_module_runs_in_a_domain_of_the_runs_pool(module_domain):
+    import conftest
+    assert os.environ['ROS_DOMAIN_ID'] == str(module_domain)  # what its nodes inherit
+    assert module_domain in conftest.DOMAINS
+    if os.environ.get(ros_domain.CLAIMED) == '1':  # not an explicit ROS_DOMAIN_ID
+        assert len(set(conftest.DOMAINS)) == conftest.DOMAINS_PER_RUN

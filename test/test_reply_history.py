@@ -10,13 +10,14 @@ no timing: every step waits for the event it needs.
 from __future__ import annotations
 
 import threading
+import uuid
 
 import pytest
 from procs import wait_until
 
 pytestmark = pytest.mark.slow  # rclpy over real DDS
 
-SERVICE = 'reply_history_check'
+SERVICE = 'reply_history_check'  # + a suffix per run: the runs never share a service
 OTHERS = 30
 
 
@@ -46,6 +47,9 @@ def _victim_keeps_its_answer(qos) -> bool:
     ctx = Context()
     rclpy.init(context=ctx)
     served: list[str] = []
+    service = f'{SERVICE}_{uuid.uuid4().hex[:8]}'
+    nodes: list[Node] = []
+    spinner = None
 
     def answer(request, response):
         served.append(request.text)
@@ -55,9 +59,10 @@ def _victim_keeps_its_answer(qos) -> bool:
 
     try:
         server = Node('reply_history_server', context=ctx)
-        server.create_service(RouteRequest, SERVICE, answer, qos_profile=service_qos(1000))
+        server.create_service(RouteRequest, service, answer, qos_profile=service_qos(1000))
         others_node = Node('reply_history_others', context=ctx)
         victim_node = Node('reply_history_victim', context=ctx)
+        nodes += [server, others_node, victim_node]
         spinner = MultiThreadedExecutor(num_threads=2, context=ctx)
         spinner.add_node(server)
         spinner.add_node(others_node)
@@ -65,8 +70,8 @@ def _victim_keeps_its_answer(qos) -> bool:
         own = SingleThreadedExecutor(context=ctx)
         own.add_node(victim_node)
 
-        victim = victim_node.create_client(RouteRequest, SERVICE, qos_profile=qos)
-        others = [others_node.create_client(RouteRequest, SERVICE, qos_profile=client_qos())
+        victim = victim_node.create_client(RouteRequest, service, qos_profile=qos)
+        others = [others_node.create_client(RouteRequest, service, qos_profile=client_qos())
                   for _ in range(OTHERS)]
         # Every client is matched both ways (its probe was answered) before the burst.
         assert victim.wait_for_service(timeout_sec=30)
@@ -93,6 +98,10 @@ def _victim_keeps_its_answer(qos) -> bool:
         rclpy.spin_until_future_complete(victim_node, mine, executor=own, timeout_sec=10)
         return mine.done()
     finally:
+        if spinner is not None:
+            spinner.shutdown(timeout_sec=10)
+        for node in nodes:  # gone from the graph now, not when the garbage collector runs
+            node.destroy_node()
         rclpy.try_shutdown(context=ctx)
 
 

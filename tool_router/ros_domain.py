@@ -20,6 +20,7 @@ from pathlib import Path
 
 FIRST, LAST = 1, 101  # 0 is everyone's default; above 101 DDS ports meet Linux's ephemeral range
 ENV = 'ROS_DOMAIN_ID'
+CLAIMED = 'TOOL_ROUTER_CLAIMED_DOMAIN'  # '1' when private_domain chose ENV (it was not given)
 
 _held: dict[int, int] = {}  # domain id -> the open, locked file descriptor
 
@@ -57,6 +58,20 @@ def held_fds() -> tuple[int, ...]:
     return tuple(_held.values())
 
 
+def private_domains(n: int) -> list[int]:
+    """:func:`private_domain`, then ``n - 1`` more claimed domains (all: the same explicit one).
+
+    A test run gives each test module the next domain of the pool, so a module never meets
+    the graph left by the module before it: a participant of a node the previous module
+    stopped (or killed) lingers in the others' discovery until its lease runs out, and a
+    service whose old request reader outlives its response writer reads as unavailable.
+    """
+    first = private_domain()
+    if os.environ.get(CLAIMED, '') != '1':
+        return [first]
+    return [first] + [claim_domain() for _ in range(n - 1)]
+
+
 def private_domain() -> int:
     """Use a claimed domain (unless ``ROS_DOMAIN_ID`` is already set) with loopback discovery.
 
@@ -68,4 +83,5 @@ def private_domain() -> int:
         return int(os.environ[ENV])
     domain = claim_domain()
     os.environ[ENV] = str(domain)
+    os.environ[CLAIMED] = '1'
     return domain
