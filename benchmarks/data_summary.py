@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from tool_router.evaluation.dataset import ALL_LEVELS as LEVELS  # noqa: E402
+
 DOC = ROOT / 'docs' / 'EVALUATION.md'
-LEVELS = ('direct', 'consequential', 'compound', 'out_of_scope')
 MARK = '<!-- data-summary: generated from benchmarks/data/v2/new_b*.jsonl -->'
 LAST = 'Tool coverage (new requests'
 
