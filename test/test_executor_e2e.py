@@ -132,6 +132,8 @@ def test_battery_watch_lands_the_simulator_at_25_percent(tmp_path):
         assert router.wait_for('serving /route_request', 120), router.output
         states = peer.watch(String, '/sim/state',
                             QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+        for command in ('arm_motors', 'takeoff'):  # called below, after the watch is armed
+            peer.connect(Trigger, f'/sim/{command}')
         resp = route_executed(peer, 'monitor the battery and land when it drops below 25%',
                               operators)
         assert resp.success and resp.executed, resp

@@ -97,6 +97,16 @@ class RosPeer:
         assert done.wait(timeout_s), f'no answer from {name}'
         return future.result()
 
+    def connect(self, srv_type, name: str, timeout_s: float = 30.0) -> None:
+        """Make the client of a service now, for a call much later.
+
+        The first reply to a fresh client is lost when the server's reply writer has not yet
+        matched the client's reader (rmw_fastrtps waits only briefly for it); a service with no
+        harmless request to probe with (the simulator's commands) is connected early instead,
+        so that both sides have matched long before the call.
+        """
+        self._client(srv_type, name, timeout_s)
+
     def _client(self, srv_type, name: str, timeout_s: float):
         key = (srv_type, name)
         if key not in self._clients:

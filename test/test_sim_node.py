@@ -29,6 +29,12 @@ def test_sim_node_services_and_refusals(catalog):
         assert names['/simtest/spotlight'] == ['std_srvs/srv/SetBool']
         assert names['/simtest/takeoff'] == ['std_srvs/srv/Trigger']
 
+        # every client first (RosPeer.connect): the calls below then meet matched reply writers
+        for tool in ('takeoff', 'land', 'arm_motors', 'disarm_motors', 'payload_release',
+                     'battery_status'):
+            peer.connect(Trigger, f'/simtest/{tool}')
+        peer.connect(SetBool, '/simtest/spotlight')
+
         def trigger(tool):
             return peer.call(Trigger, f'/simtest/{tool}', Trigger.Request())
         refused = trigger('takeoff')
