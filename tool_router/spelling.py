@@ -44,6 +44,8 @@ SHORTHAND = {
     'rtl': 'return to launch', 'rth': 'return to home', 'msg': 'message', 'pls': 'please',
     'plz': 'please', 'u': 'you', 'n': 'and', 'thx': 'thanks', 'asap': 'right now',
     'sec': 'second', 'mins': 'minutes', 'min': 'minutes', 'govt': 'government',
+    # the Tello SDK's turn commands ("cw 90"), as operators of Tello projects type them
+    'cw': 'clockwise', 'ccw': 'counterclockwise',
 }
 
 
