@@ -167,3 +167,35 @@ def test_the_out_of_scope_weight_moves_the_operating_point(fake_index):
     assert objective(two, [set(), {'land'}], oos_weight=1.0)[0] == pytest.approx(base[0])
     assert objective(two, [set(), set()], oos_weight=1.0)[0] - objective(
         two, [set(), set()])[0] == pytest.approx(0.75)  # rate 1: the weight's difference
+
+
+def test_cv_by_writer_keeps_each_writer_out_of_the_model_that_scores_it(fake_index):
+    """fit lcr's writer line: folds grouped by writer, scored at the random folds' thresholds."""
+    from tool_router.evaluation.fitting.lcr import (
+        FOLDS, Rows, _fit_rows, by_writer, cross_validate, evaluate_cv)
+    from tool_router.policies.lcr import logistic
+
+    texts = [('land now', 'land'), ('come back home', 'return_to_home'),
+             ('battery level?', 'battery_status'), ('tell me a joke', ''),
+             ('touch down', 'land'), ('order a pizza', '')]
+    examples = [Example(id=f'r{i}', level='direct' if tool else 'out_of_scope',
+                        request=f'{text} {i}', tools=(tool,) if tool else (), writer=f'w{i % 6}')
+                for i, (text, tool) in enumerate(texts * 5)]
+    extractor = FeatureExtractor(fake_index, scope_phrases=['tell me a joke'])
+    feats = [extractor.extract(e.request, VARIANTS['lcr']) for e in examples]
+    names = extractor.names
+    group = writer_folds(examples, FOLDS)
+    fold = np.array([group[e.id] for e in examples])
+    rows = Rows.of(examples, feats, names)
+    oof, _ = cross_validate(rows, scope=False, fold=fold)
+    F = rows.X.shape[-1]
+    for k in range(FOLDS):  # fold k's requests are scored by a model fitted without them
+        mean, scale, w, _ = _fit_rows(rows.take(fold != k), False)
+        expected = logistic(rows.X[fold == k].reshape(-1, F), mean, scale, w)
+        assert np.allclose(oof[fold == k].reshape(-1), expected)
+    cv = evaluate_cv(examples, feats, names, 'lcr', max_tools=8)
+    line = by_writer(examples, feats, names, 'lcr', [], [], cv, max_tools=8)
+    assert 'CV folds by writer' in line and 'macro composite' in line
+    one_writer = [e.model_copy(update={'writer': 'w0'}) for e in examples]
+    assert 'no CV by writer' in by_writer(one_writer, feats, names, 'lcr', [], [], cv,
+                                          max_tools=8)
