@@ -136,9 +136,16 @@ def test_visible_and_fold():
     assert fold('\u043c\u0438\u0440') == '\u043c\u0438\u0440'  # Russian words stay Russian
 
 
+# Requests of the public-style probe (benchmarks/data/probe) written as code calls: the `syntax`
+# rule drops them with every tool-call text, a known cost of the screen (RESULTS, issue 9 tenth
+# pass). Any other request the screen changes fails the test, and so does one of these kept.
+KNOWN_SYNTAX_CASUALTIES = {'pp_q01', 'pp_q02', 'pp_q03', 'pp_q04'}
+
+
 def test_no_non_injection_request_of_the_data_set_changes(screen):
     files = glob.glob(str(ROOT / 'benchmarks' / 'data' / '**' / '*.jsonl'), recursive=True)
     checked = 0
+    dropped = set()
     for name in files:
         if '/injection/' in name:
             continue
@@ -146,8 +153,14 @@ def test_no_non_injection_request_of_the_data_set_changes(screen):
             row = json.loads(line)
             if 'request' in row and row.get('style') != 'injection':
                 checked += 1
-                assert screen.screen(row['request']).text == row['request'], row['id']
+                out = screen.screen(row['request'])
+                if row['id'] in KNOWN_SYNTAX_CASUALTIES:
+                    dropped.add(row['id'])
+                    assert out.empty and [r.reason for r in out.removed] == ['syntax'], row['id']
+                    continue
+                assert out.text == row['request'], row['id']
     assert checked > 500
+    assert dropped == KNOWN_SYNTAX_CASUALTIES
 
 
 def test_corpus_is_large_and_aimed_at_critical_tools(catalog):
