@@ -142,15 +142,16 @@ def test_the_documented_command_rebuilds_the_shipped_v2_split(tmp_path):
 
 def test_the_public_style_probe_is_new_wording_and_a_reporting_split(catalog):
     """The probe row (docs/EVALUATION.md): valid, unseen texts, refused by the fitting guard."""
-    from tool_router.evaluation.fitting.guard import refuse_reporting_data, reporting_split_files
+    from tool_router.evaluation.fitting.guard import (
+        normalise_request as key,
+        refuse_reporting_data,
+        reporting_split_files,
+    )
     from tool_router.errors import DatasetError
     from tool_router.policies.lcr import load_scope_phrases
 
     probe_file = DATA / 'probe' / 'test_public_style.jsonl'
     probe = load_jsonl(probe_file, catalog)  # annotation checks: levels, tools, duplicates
-
-    def key(text: str) -> str:
-        return ' '.join(text.lower().split())
 
     seen = {key(e.request) for e in load_jsonl(DATA / 'v2' / 'requests.jsonl', catalog)}
     seen |= {key(t) for tool in catalog for t in (*tool.examples, *tool.conditions)}

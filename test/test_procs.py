@@ -154,7 +154,6 @@ def test_a_run_claims_a_pool_of_domains_unless_one_is_given(tmp_path, monkeypatc
     monkeypatch.setattr(tempfile, 'tempdir', str(tmp_path))
     monkeypatch.setattr(ros_domain, '_held', {})
     monkeypatch.delenv('ROS_DOMAIN_ID', raising=False)
-    monkeypatch.delenv(ros_domain.CLAIMED, raising=False)
     try:
         pool = ros_domain.private_domains(4)
         assert len(set(pool)) == 4 and int(os.environ['ROS_DOMAIN_ID']) == pool[0]
@@ -164,7 +163,6 @@ def test_a_run_claims_a_pool_of_domains_unless_one_is_given(tmp_path, monkeypatc
         for fd in ros_domain._held.values():
             os.close(fd)
     monkeypatch.setenv('ROS_DOMAIN_ID', '42')
-    monkeypatch.delenv(ros_domain.CLAIMED)
     assert ros_domain.private_domains(4) == [42]  # an explicit domain is all a run uses
 
 
@@ -172,5 +170,5 @@ def test_this_module_runs_in_a_domain_of_the_runs_pool(module_domain):
     import conftest
     assert os.environ['ROS_DOMAIN_ID'] == str(module_domain)  # what its nodes inherit
     assert module_domain in conftest.DOMAINS
-    if os.environ.get(ros_domain.CLAIMED) == '1':  # not an explicit ROS_DOMAIN_ID
+    if conftest.DOMAINS[0] in ros_domain._held:  # claimed here, not an explicit ROS_DOMAIN_ID
         assert len(set(conftest.DOMAINS)) == conftest.DOMAINS_PER_RUN

@@ -20,7 +20,6 @@ from pathlib import Path
 
 FIRST, LAST = 1, 101  # 0 is everyone's default; above 101 DDS ports meet Linux's ephemeral range
 ENV = 'ROS_DOMAIN_ID'
-CLAIMED = 'TOOL_ROUTER_CLAIMED_DOMAIN'  # '1' when private_domain chose ENV (it was not given)
 
 _held: dict[int, int] = {}  # domain id -> the open, locked file descriptor
 
@@ -67,7 +66,7 @@ def private_domains(n: int) -> list[int]:
     service whose old request reader outlives its response writer reads as unavailable.
     """
     first = private_domain()
-    if os.environ.get(CLAIMED, '') != '1':
+    if first not in _held:  # given in the environment, not claimed by this process
         return [first]
     return [first] + [claim_domain() for _ in range(n - 1)]
 
@@ -83,5 +82,4 @@ def private_domain() -> int:
         return int(os.environ[ENV])
     domain = claim_domain()
     os.environ[ENV] = str(domain)
-    os.environ[CLAIMED] = '1'
     return domain
