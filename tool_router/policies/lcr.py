@@ -79,6 +79,7 @@ from tool_router.index import CatalogIndex, stderr_progress
 from tool_router.keywords import KeywordMatcher
 from tool_router.paths import config_path
 from tool_router.policies.base import Decision, Evidence, words
+from tool_router.flight_modes import rewrite_modes
 from tool_router.spelling import Speller
 
 if TYPE_CHECKING:
@@ -325,7 +326,7 @@ class FeatureExtractor:
         """(repaired text, clauses, fragment texts, clause of each pronoun-resolved fragment)."""
         full = normalise(text)
         if variant.spelling:
-            full = self.speller.correct(full)
+            full = self.speller.correct(rewrite_modes(full))
         clauses = split_clauses(full) or [Clause(0, full, 'action')]
         # Condition clauses are embedded with their connective, like the condition phrases.
         frag_texts = [full] + [c.embedded for c in clauses]
