@@ -268,13 +268,15 @@ class ExemplarMemory:
         rows = np.flatnonzero(counting)
         if not len(rows):
             return out, scope
-        vc = clauses[rows]
+        # memory x clauses, not clauses x memory: OpenBLAS runs the tall product about twice
+        # as fast for a handful of clauses (the same numbers; benchmarks/RESULTS.md, sixth pass)
+        vc_t = np.ascontiguousarray(clauses[rows].T)  # (dim, clauses)
         per_clause = np.full((len(rows), T), -1.0, dtype=np.float32)  # best unit per tool
         if len(self.unit_vectors):
             per_clause[:, self._unit_tools] = np.maximum.reduceat(
-                vc @ self.unit_vectors.T, self._unit_starts, axis=1)
+                self.unit_vectors @ vc_t, self._unit_starts, axis=0).T
             out[:, 1] = per_clause.max(axis=0)
-        context = ((vc @ self.context_vectors.T).max(axis=1) if len(self.context_vectors)
+        context = ((self.context_vectors @ vc_t).max(axis=0) if len(self.context_vectors)
                    else np.full(len(rows), -1.0, dtype=np.float32))
         home = np.asarray(clause_score)[rows].argmax(axis=0)  # (T,) each tool's best clause
         out[:, 4] = context[home] - per_clause[home, np.arange(T)]
