@@ -7,6 +7,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source .venv/bin/activate
+# This checkout's code and config/, not the installed copy: the `tool-router` of .venv is the
+# package as `scripts/setup.sh` installed it, and its --force writes into the install's share
+# directory (.venv/share/tool_router/config), where git never sees the refit.
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+tool-router() { python -m tool_router.cli "$@"; }
 DATASET=${1:-benchmarks/data/v2/dev.jsonl}
 WORK=${2:-${TOOL_ROUTER_CACHE:-$HOME/.cache/tool_router}/crossfit/$(sha256sum "$DATASET" | cut -c1-12)}
 FOLDS=4
