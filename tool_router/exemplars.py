@@ -268,8 +268,8 @@ class ExemplarMemory:
         rows = np.flatnonzero(counting)
         if not len(rows):
             return out, scope
-        # memory x clauses, not clauses x memory: OpenBLAS runs the tall product about twice
-        # as fast for a handful of clauses (the same numbers; benchmarks/RESULTS.md, sixth pass)
+        # memory x clauses, not clauses x memory: OpenBLAS runs the tall product faster for a
+        # handful of clauses (the same numbers to 7e-7; RESULTS.md, "Performance, sixth pass")
         vc_t = np.ascontiguousarray(clauses[rows].T)  # (dim, clauses)
         per_clause = np.full((len(rows), T), -1.0, dtype=np.float32)  # best unit per tool
         if len(self.unit_vectors):
