@@ -47,7 +47,7 @@ _AMBIGUOUS = {'hold', 'return', 'land', 'mission', 'auto', 'brake'}
 
 _NAME = (
     r'(?<![\w-])(?<!alt )(?<!altitude )'  # not ALT_HOLD / altitude hold (out of scope)
-    r'(?P<name>smart[ _]?rtl|pos(?:ition)?[ _]?hold|poshold|posctl|loiter|brake|rtl|hold|return'
+    r'(?P<name>smart[ _]?rtl|pos(?:ition)?[ _]?hold|posctl|loiter|brake|rtl|hold|return'
     r'|land|auto|mission)'
 )
 _SWITCH = (

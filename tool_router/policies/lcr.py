@@ -75,11 +75,11 @@ from tool_router.catalog import Catalog, Kind
 from tool_router.clauses import Clause, normalise, split_clauses
 from tool_router.errors import ConfigError
 from tool_router.exemplars import TOOL_FEATURES, ExemplarMemory, empty_features
+from tool_router.flight_modes import rewrite_modes
 from tool_router.index import CatalogIndex, stderr_progress
 from tool_router.keywords import KeywordMatcher
 from tool_router.paths import config_path
 from tool_router.policies.base import Decision, Evidence, words
-from tool_router.flight_modes import rewrite_modes
 from tool_router.spelling import Speller
 
 if TYPE_CHECKING:
