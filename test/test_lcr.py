@@ -16,9 +16,11 @@ from tool_router.policies.lcr import (
     SCOPE_FEATURES,
     FeatureExtractor,
     Features,
+    ScorerModel,
     decide,
     home_clauses,
     load_models,
+    logistic,
     with_tool_terms,
 )
 from tool_router.spelling import Speller
@@ -115,6 +117,28 @@ def test_tool_terms_follow_the_tool_names():
     assert out.shape == (3, 4)
     assert out[:, 2:].tolist() == [[0, 1], [0, 0], [1, 0]]  # an unknown tool gets no prior
     assert with_tool_terms(X, ['land'], []) is X
+
+
+def test_probabilities_are_the_logistic_of_the_standardised_rows_and_tool_terms():
+    rng = np.random.default_rng(3)
+    names, tools = ['land', 'custom_tool', 'takeoff', 'hover'], ['takeoff', 'land', 'orbit']
+    n = 6
+    X = rng.normal(size=(len(names), n)).astype(np.float32)
+    mean = rng.normal(size=n + len(tools))
+    scale = rng.uniform(0.2, 3.0, size=n + len(tools))
+    w = rng.normal(size=n + len(tools)) * 2
+    model = ScorerModel(variant='lcr', features=[f'f{i}' for i in range(n)], tools=tools,
+                        mean=list(mean), scale=list(scale), weights=list(w), threshold=0.5,
+                        clause_threshold=0.4)
+    expected = logistic(with_tool_terms(X, names, tools), mean, scale, w)
+    got = model.probabilities(X, names)
+    assert got.shape == (len(names),)
+    assert np.allclose(got, expected, rtol=0, atol=1e-12)
+    assert len(set(np.round(got, 6))) == len(names)  # the tool terms make rows differ
+    no_terms = model.model_copy(update={'tools': [], 'mean': list(mean[:n]),
+                                        'scale': list(scale[:n]), 'weights': list(w[:n])})
+    assert np.allclose(no_terms.probabilities(X, names),
+                       logistic(X, mean[:n], scale[:n], w[:n]), rtol=0, atol=1e-12)
 
 
 def test_augmented_rows_never_train_the_fold_of_their_source():

@@ -449,19 +449,24 @@ class CatalogIndex:
         return np.asarray(sums / norms, dtype=np.float32)
 
     def shortlist(self, vectors: np.ndarray, k: int) -> set[str]:
+        """Names of :meth:`shortlist_columns`' tools."""
+        names = self.catalog.names
+        return {names[j] for j in self.shortlist_columns(vectors, k)}
+
+    def shortlist_columns(self, vectors: np.ndarray, k: int) -> np.ndarray:
         """Tools that may score high for ``vectors``: a superset for exact scoring.
 
-        ``centroid``: per vector, the ``2 k`` tools whose record centroids are nearest (as
-        many tools as HNSW's two collections can name), one dense product over one vector
-        per tool in memory. ``hnsw``: the tools of Chroma's HNSW top-``k`` records of each
-        vector in both collections.
+        Catalog columns, ascending. ``centroid``: per vector, the ``2 k`` tools whose record
+        centroids are nearest (as many tools as HNSW's two collections can name), one dense
+        product over one vector per tool in memory. ``hnsw``: the tools of Chroma's HNSW
+        top-``k`` records of each vector in both collections.
         """
+        names = self.catalog.names
         if self._centroid_vectors is not None:
-            names = self.catalog.names
             n = min(2 * k, len(names))
             sims = np.asarray(vectors, dtype=np.float32) @ self._centroid_vectors.T
             top = np.argpartition(-sims, n - 1, axis=1)[:, :n]
-            return {names[j] for j in np.unique(top)}
+            return np.unique(top)
         if not self._collections:
             self._open()
         tools: set[str] = set()
@@ -477,7 +482,8 @@ class CatalogIndex:
             except Exception as exc:  # noqa: BLE001
                 raise IndexStoreError(f'query failed: {exc}', where=col.name) from None
             tools.update(self._tool_of_id[i] for ids in res['ids'] for i in ids)
-        return tools
+        col = {n: j for j, n in enumerate(names)}
+        return np.array(sorted(col[t] for t in tools), dtype=np.int64)
 
     def _count(self, which: str) -> int:
         """Records of a collection (fixed while the index lives; Chroma's count() costs ms)."""

@@ -254,7 +254,7 @@ class FeatureExtractor:
         self.pooling_fallbacks = 0  # requests whose clauses could not be located in the text
         catalog: Catalog = index.catalog
         self.names = list(catalog.names)
-        col = self._col = {n: i for i, n in enumerate(self.names)}
+        col = {n: i for i, n in enumerate(self.names)}
         self.is_sensor = np.array([t.kind is Kind.SENSOR for t in catalog], dtype=np.float32)
         recs = index.phrase_records
         self.phrase_tool = np.array([col[r.tool] for r in recs], dtype=np.int64)
@@ -311,13 +311,20 @@ class FeatureExtractor:
         return cols, starts, tools[starts] if len(cols) else np.zeros(0, int)
 
     def _group_max(
-        self, sims: np.ndarray, segments: tuple[np.ndarray, np.ndarray, np.ndarray]
+        self,
+        sims: np.ndarray,
+        segments: tuple[np.ndarray, np.ndarray, np.ndarray],
+        at: np.ndarray | None = None,
     ) -> np.ndarray:
-        """Per fragment and tool: max similarity over that tool's records in ``segments``."""
+        """Per fragment and tool: max similarity over that tool's records in ``segments``.
+
+        ``sims`` has a column per record, or, with ``at``, the column ``at[record]``.
+        """
         cols, starts, tools = segments
         out = np.full((sims.shape[0], len(self.names)), -1.0, dtype=np.float32)
         if len(cols):
-            out[:, tools] = np.maximum.reduceat(sims[:, cols], starts, axis=1)
+            where = cols if at is None else at[cols]
+            out[:, tools] = np.maximum.reduceat(sims[:, where], starts, axis=1)
         return out
 
     def segment(
@@ -357,16 +364,21 @@ class FeatureExtractor:
             unique = list(dict.fromkeys(frag_texts))  # a one-clause request is its own text
             unique_vecs = self.encode(unique)
             vecs = unique_vecs[[unique.index(t) for t in frag_texts]]
-        if getattr(self.index, 'exact', True):
+        exact = getattr(self.index, 'exact', True)
+        if exact:
             doc = vecs @ self.doc_vectors.T  # (F, T)
-            sims = vecs @ self.phrase_vectors.T if variant.phrases else None  # (F, P)
-        else:
-            doc, sims = self._shortlisted(vecs, unique_vecs, variant.phrases)
-        if sims is not None:
+        else:  # large catalogs: the shortlisted tools only (-1 elsewhere)
+            cand = self.index.shortlist_columns(unique_vecs, SHORTLIST_K)
+            doc = np.full((len(vecs), len(self.names)), -1.0, dtype=np.float32)
+            doc[:, cand] = vecs @ self.doc_vectors[cand].T
+        if not variant.phrases:
+            ex, cond = doc.copy(), np.full_like(doc, -1.0)
+        elif exact:
+            sims = vecs @ self.phrase_vectors.T  # (F, P)
             ex = self._group_max(sims, self._ex_segments)
             cond = self._group_max(sims, self._cond_segments)
         else:
-            ex, cond = doc.copy(), np.full_like(doc, -1.0)
+            ex, cond = self._shortlisted(vecs, cand)
         oos = (vecs @ self.scope_vectors.T).max(axis=1)
         # Pronoun-resolved condition fragments count for their clause too.
         n_c = len(frag_texts) - 1 - len(resolved)
@@ -377,25 +389,34 @@ class FeatureExtractor:
             oos[1 + k] = max(oos[1 + k], oos[row])
         return _Sims(ex, doc, cond, oos, vecs)
 
-    def _shortlisted(
-        self, vecs: np.ndarray, unique_vecs: np.ndarray, phrases: bool
-    ) -> tuple[np.ndarray, np.ndarray | None]:
-        """Large catalogs: exact similarities for the index's shortlisted tools, -1 elsewhere.
+    def _shortlisted(self, vecs: np.ndarray, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(ex, cond) of large catalogs: the shortlisted tools ``cand``, -1 elsewhere.
 
-        The shortlist (:meth:`CatalogIndex.shortlist`: nearest tool centroids, or the tools of
-        HNSW's top ``SHORTLIST_K`` records) is computed for every fragment; a tool outside it
-        gets similarity -1 to every fragment.
+        The shortlist (:meth:`CatalogIndex.shortlist_columns`: nearest tool centroids, or the
+        tools of HNSW's top ``SHORTLIST_K`` records) is computed for every fragment; a tool
+        outside it gets similarity -1 to every fragment. Only the shortlisted tools' records
+        are multiplied and reduced: no fragments x every-record matrix (5,000-tool catalogs).
         """
-        names = self.index.shortlist(unique_vecs, SHORTLIST_K)
-        cand = np.array(sorted(self._col[n] for n in names), dtype=np.int64)
-        doc = np.full((len(vecs), len(self.names)), -1.0, dtype=np.float32)
-        doc[:, cand] = vecs @ self.doc_vectors[cand].T
-        if not phrases:
-            return doc, None
-        cols = np.flatnonzero(np.isin(self.phrase_tool, cand))
-        sims = np.full((len(vecs), len(self.phrase_tool)), -1.0, dtype=np.float32)
-        sims[:, cols] = vecs @ self.phrase_vectors[cols].T
-        return doc, sims
+        chosen = np.zeros(len(self.names), dtype=bool)
+        chosen[cand] = True
+        cols = np.flatnonzero(chosen[self.phrase_tool])  # the shortlisted tools' records
+        sims = vecs @ self.phrase_vectors[cols].T  # (F, len(cols))
+        at = np.full(len(self.phrase_tool), -1, dtype=np.int64)
+        at[cols] = np.arange(len(cols))  # record -> its column of sims
+        return (self._group_max(sims, self._chosen(self._ex_segments, chosen), at),
+                self._group_max(sims, self._chosen(self._cond_segments, chosen), at))
+
+    def _chosen(
+        self, segments: tuple[np.ndarray, np.ndarray, np.ndarray], chosen: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``segments`` (records sorted by tool) restricted to the ``chosen`` tools."""
+        cols = segments[0]
+        cols = cols[chosen[self.phrase_tool[cols]]]
+        tools = self.phrase_tool[cols]
+        if not len(cols):
+            return cols, np.zeros(0, np.int64), np.zeros(0, np.int64)
+        starts = np.flatnonzero(np.r_[True, tools[1:] != tools[:-1]])
+        return cols, starts, tools[starts]
 
     def extract(self, text: str, variant: Variant = VARIANTS['lcr']) -> Features:
         """Features of every (clause, tool) pair of ``text`` for ``variant``."""
@@ -595,6 +616,15 @@ def _tool_indicators(names: tuple[str, ...], tools: tuple[str, ...], dtype: str)
     return extra
 
 
+@functools.lru_cache(maxsize=16)
+def _tool_columns(names: tuple[str, ...], tools: tuple[str, ...]) -> np.ndarray:
+    """Per catalog tool (row), the index of its fitted tool term in ``tools`` (-1: none)."""
+    col = {t: i for i, t in enumerate(tools)}
+    out = np.array([col.get(n, -1) for n in names], dtype=np.int64)
+    out.setflags(write=False)
+    return out
+
+
 def logistic(X: np.ndarray, mean: np.ndarray, scale: np.ndarray, weights: np.ndarray
              ) -> np.ndarray:
     """Probabilities of a logistic model over standardised features."""
@@ -641,9 +671,22 @@ class ScorerModel(BaseModel):
     )
 
     def probabilities(self, X: np.ndarray, names: Sequence[str] = ()) -> np.ndarray:
-        """The scorer's probability for each feature row (row i is tool ``names[i]``)."""
-        X = with_tool_terms(X, names, self.tools)
-        return logistic(X, np.asarray(self.mean), np.asarray(self.scale), np.asarray(self.weights))
+        """The scorer's probability for each feature row (row i is tool ``names[i]``).
+
+        :func:`logistic` of :func:`with_tool_terms` with the standardisation folded into the
+        weights: ``X @ (w / scale) - mean @ (w / scale)`` plus the row's tool term, without
+        building the rows x (features + tools) matrix (1.5 ms a request at 5,000 tools). The
+        same sum in another order: equal to 1e-12 (test).
+        """
+        w = np.asarray(self.weights) / np.asarray(self.scale)
+        n = X.shape[1]
+        z = X @ w[:n] - float(np.asarray(self.mean) @ w)
+        if self.tools:
+            term = _tool_columns(tuple(names), tuple(self.tools))  # fitted tool of each row
+            has = term >= 0
+            z[has] += w[n + term[has]]
+        p: np.ndarray = 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+        return p
 
     def in_scope(self, scope: np.ndarray) -> float:
         """Probability that the request is for the vehicle at all (1.0 without a scope model)."""
