@@ -100,12 +100,14 @@ class Peer:
             (self.acked if msg.accepted else self.refused).add(msg.request_id)
 
     def send(self, tools: list[str]) -> str:
+        from tool_router.executor import auth
         from tool_router.msg import SelectedCapabilities
         rid = f'd-{uuid.uuid4().hex[:12]}'
         msg = SelectedCapabilities(request_id=rid, request_text='durability', tools=tools,
                                    scores=[0.5] * len(tools), policy='bench',
                                    clause_index=list(range(len(tools))),
                                    conditions=[''] * len(tools))
+        msg.router_signature = auth.selection_signature(msg)  # as the router signs what it selects
         msg.stamp = self.node.get_clock().now().to_msg()
         self.pub.publish(msg)
         return rid

@@ -52,6 +52,7 @@ def main() -> int:
     from rclpy.node import Node
     from tool_router.executor.traces import read_traces, trace_files
     from tool_router.stats import percentiles
+    from tool_router.executor import auth
     from tool_router.msg import ExecutionTrace, SelectedCapabilities
 
     trace_dir = Path(tempfile.mkdtemp(prefix='executor-latency-'))
@@ -79,9 +80,11 @@ def main() -> int:
         for i in range(args.warmup + args.n):
             rid = f'bench-{uuid.uuid4().hex[:10]}'
             done[rid] = threading.Event()
-            pub.publish(SelectedCapabilities(request_id=rid, request_text='battery?',
-                                             tools=[args.tool], scores=[1.0], clause_index=[0],
-                                             conditions=[''], policy='bench'))
+            msg = SelectedCapabilities(request_id=rid, request_text='battery?',
+                                       tools=[args.tool], scores=[1.0], clause_index=[0],
+                                       conditions=[''], policy='bench')
+            msg.router_signature = auth.selection_signature(msg)  # as the router signs
+            pub.publish(msg)
             if not done[rid].wait(10):
                 raise SystemExit(f'no trace for {rid}')
             if i >= args.warmup:
@@ -96,7 +99,7 @@ def main() -> int:
             proc.wait(timeout=15)
     wanted = set(measured)
     records = [r for f in trace_files([trace_dir]) for r in read_traces(f)
-               if r.request_id in wanted]
+               if r.record == 'request' and r.request_id in wanted]  # not the journal events
     tools = [r.tools[0] for r in records]
     bad = [t.outcome for t in tools if t.outcome != 'dispatched']
     if bad:

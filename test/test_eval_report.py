@@ -239,7 +239,7 @@ def _selection(store, rid, tools):
         request_text='', tools=tools, scores=np.ones(len(tools), dtype=np.float32),
         policy='lcr', fallback_used=False, clause_index=np.zeros(len(tools), dtype=np.int32),
         conditions=[''] * len(tools), explanation_json='', key_id='', timestamp=0.0, nonce='',
-        signature='')
+        signature='', router_signature='')
 
 
 @pytest.mark.parametrize('storage', ['mcap', 'sqlite3'])

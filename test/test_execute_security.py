@@ -223,6 +223,7 @@ def test_unsigned_execute_is_possible_only_when_switched_off_and_then_loud(tmp_p
         bad = SelectedCapabilities(request_id='x-forged', request_text='turn on the spotlight',
                                    tools=['spotlight'], scores=[0.5], key_id='k-x-123',
                                    timestamp=time.time(), nonce='n' * 20, signature='ab' * 32)
+        bad.router_signature = _router_signature(bad)  # past the router check: the requester's
         peer.publisher('/uns/selected').publish(bad)
         assert wait_until(lambda: any(r.get('record') == 'security'
                                       for r in read_records(traces)), 30), executor.output
@@ -234,3 +235,64 @@ def test_unsigned_execute_is_possible_only_when_switched_off_and_then_loud(tmp_p
     assert [(e['request_id'], e['reason']) for e in events] == [('x-forged', 'unknown_key')]
     assert not [r for r in read_records(traces) if r['request_id'] == 'x-forged'
                 and r.get('record') != 'security']
+
+
+def _router_signature(msg) -> str:
+    """The router's signature of ``msg`` (the key the executors here read by default)."""
+    from tool_router.executor import auth
+    return auth.selection_signature(msg)
+
+
+def test_a_copied_signature_with_other_tools_is_refused_and_the_routers_selection_runs(tmp_path):
+    """The race of docs/SECURITY.md: someone copies a signed request's signature onto a selection
+    of their own tools and publishes it before the router. Without the router's signature over
+    the tools it is refused, and it does not use up the nonce: the router's selection runs."""
+    from tool_router.executor import auth
+    from tool_router.msg import SelectedCapabilities
+    traces = tmp_path / 'traces'
+    operators = make_operators(tmp_path / 'operators.yaml', pilots=('alice',), others=())
+    executor = start('tool_router.nodes.executor_node', '-p', f'trace_dir:={traces}',
+                     '-p', 'selection_topic:=/race/selected', '-p', 'ack_topic:=/race/acks',
+                     '-p', 'trace_topic:=/race/traces', '-p', 'bindings.spotlight:=dry_run',
+                     '-p', 'bindings.speaker_broadcast:=dry_run',
+                     '-p', f'operators_file:={operators}',
+                     '-p', f'trace_chain_key_file:={tmp_path / "chain.key"}',
+                     ready='executor ready')
+    peer = RosPeer()
+    rid, text = f'race-{uuid.uuid4().hex[:8]}', 'turn on the spotlight'
+    key, key_id = auth.signing_key(operators, 'alice')
+    signed = auth.sign_request(key, key_id, rid, text)
+
+    def selection(tools, router_signed):
+        msg = SelectedCapabilities(request_id=rid, request_text=text, tools=tools,
+                                   scores=[0.9] * len(tools), policy='lcr',
+                                   clause_index=[0] * len(tools), conditions=[''] * len(tools),
+                                   key_id=signed.key_id, timestamp=signed.timestamp,
+                                   nonce=signed.nonce, signature=signed.signature)
+        msg.router_signature = _router_signature(msg) if router_signed else 'cd' * 32
+        return msg
+
+    try:
+        assert "selections need the router's signature" in executor.output
+        pub = peer.publisher('/race/selected')
+        forged = selection(['speaker_broadcast'], router_signed=False)
+        pub.publish(forged)
+        assert wait_until(lambda: any(r.get('record') == 'security'
+                                      for r in read_records(traces)), 30), executor.output
+        # a router signature over other tools does not carry over to these
+        moved = selection(['speaker_broadcast'], router_signed=False)
+        moved.router_signature = _router_signature(selection(['spotlight'], True))
+        pub.publish(moved)
+        assert wait_until(lambda: sum(r.get('record') == 'security'
+                                      for r in read_records(traces)) == 2, 30), executor.output
+        pub.publish(selection(['spotlight'], router_signed=True))
+        final = _final(traces, rid)
+    finally:
+        peer.close()
+        code = executor.stop()
+    assert code == 0
+    events = [r for r in read_records(traces) if r.get('record') == 'security']
+    assert [(e['request_id'], e['reason'], e['tools']) for e in events] == [
+        (rid, 'bad_router_signature', ['speaker_broadcast'])] * 2
+    assert final['requested_by'] == 'alice'
+    assert [t['tool'] for t in final['tools']] == ['spotlight']

@@ -57,8 +57,9 @@ class RosPeer:
 
     def select(self, topic: str, tools: list[str], text: str = 'test request',
                conditions: list[str] | None = None, rid: str = '',
-               signed_by: str = '') -> str:
-        """Publish a selection; ``signed_by`` signs it with that operator's key."""
+               signed_by: str = '', router_signed: bool = True) -> str:
+        """Publish a selection; ``signed_by`` signs it with that operator's key, and
+        ``router_signed`` with the router's key (as the router does)."""
         from tool_router.msg import SelectedCapabilities
         rid = rid or f't-{uuid.uuid4().hex[:10]}'
         msg = SelectedCapabilities(request_id=rid, request_text=text, tools=tools,
@@ -66,12 +67,14 @@ class RosPeer:
                                    clause_index=list(range(len(tools))),
                                    conditions=conditions or [''] * len(tools),
                                    explanation_json='')
+        from tool_router.executor import auth
         if signed_by:
-            from tool_router.executor import auth
             key, key_id = auth.signing_key(self.operators, signed_by)
             s = auth.sign_request(key, key_id, rid, text)
             msg.key_id, msg.timestamp, msg.nonce, msg.signature = (s.key_id, s.timestamp,
                                                                    s.nonce, s.signature)
+        if router_signed:  # as the router does: the executors here read the default key file
+            msg.router_signature = auth.selection_signature(msg)
         msg.stamp = self.node.get_clock().now().to_msg()
         self.publisher(topic).publish(msg)
         return rid

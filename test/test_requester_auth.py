@@ -177,3 +177,46 @@ def test_execute_security_record_keeps_old_confirmation_records_readable():
                               tools=['takeoff'], claimed_operator='', key_id='k-x-1',
                               reason='unknown_key')
     assert new.approve is False and new.tool == ''
+
+
+def test_router_signature_covers_the_tools_conditions_request_and_nonce(tmp_path):
+    path = tmp_path / 'keys' / 'router.key'
+    key = auth.router_key(path, create=True)
+    assert (path.stat().st_mode & 0o777) == 0o600
+    assert auth.router_key(path, create=True) == key  # made once, then read
+    args = ('r1', 'turn on the spotlight', ['spotlight'], [0], [''], 'nonce-0123456789abcd')
+    assert auth.selection_payload(*args) == (b'tool_router/select/v1\n'
+                                             b'2:r1\n'
+                                             b'21:turn on the spotlight\n'
+                                             b'13:["spotlight"]\n'
+                                             b'3:[0]\n'
+                                             b'4:[""]\n'
+                                             b'20:nonce-0123456789abcd\n')
+    sig = auth.sign_selection(key, *args)
+    assert sig == hmac.new(key, auth.selection_payload(*args), hashlib.sha256).hexdigest()
+    assert auth.router_signature_ok(key, sig, *args)
+    assert auth.router_signature_ok(key, sig.upper(), *args)
+    changed = [
+        ('r2', *args[1:]),
+        (args[0], 'turn on the speaker', *args[2:]),
+        (*args[:2], ['speaker_broadcast'], *args[3:]),
+        (*args[:2], ['spotlight', 'land'], [0, 1], ['', ''], args[5]),
+        (*args[:3], [1], *args[4:]),
+        (*args[:4], ['battery below 20%'], args[5]),
+        (*args[:5], 'another-nonce-0123456'),
+    ]
+    for other in changed:
+        assert not auth.router_signature_ok(key, sig, *other), other
+    assert not auth.router_signature_ok(b'\x01' * 32, sig, *args)  # another router's key
+    assert not auth.router_signature_ok(key, '', *args)
+
+
+def test_a_missing_router_key_is_a_clear_error_and_is_not_made_unless_asked(tmp_path):
+    path = tmp_path / 'router.key'
+    with pytest.raises(ConfigError, match='cannot read key file'):
+        auth.router_key(path)
+    assert not path.exists()
+    path.write_text('ab' * 32 + '\n')
+    path.chmod(0o644)
+    with pytest.raises(ConfigError, match='group or others'):
+        auth.router_key(path)

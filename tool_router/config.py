@@ -121,11 +121,23 @@ class BaseRouterConfig(BaseModel):
         'acknowledges the selection (on disk there) within this time.',
         json_schema_extra=LIVE,
     )
+    router_key_file: str = Field(
+        '',
+        description="Key the router signs selections to execute with (HMAC-SHA256); the "
+        "executor's router_key_file must name the same file. '' = "
+        '$ROS_HOME/tool_router/keys/router.key, created (mode 0600) at configure if missing.',
+    )
     diagnostics_period_s: float = Field(2.0, gt=0, description='Period of /diagnostics messages.')
 
     def resolved_catalog(self) -> Path:
         """The catalog file: ``catalog`` when set, else the installed config/catalog.yaml."""
         return Path(self.catalog) if self.catalog else config_path('catalog.yaml')
+
+    def resolved_router_key(self) -> Path:
+        """The selection key file ($ROS_HOME/tool_router/keys/router.key by default)."""
+        from tool_router.executor.auth import default_router_key_file
+
+        return Path(self.router_key_file) if self.router_key_file else default_router_key_file()
 
     if TYPE_CHECKING:  # the policy sections, added by config_model()
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import math
 import os
 import re
@@ -32,7 +33,7 @@ import stat
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Iterable, Literal
+from typing import Any, Callable, Iterable, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -42,6 +43,7 @@ from tool_router.paths import ros_home
 
 SIGNATURE_DOMAIN = 'tool_router/confirm/v1'
 EXECUTE_DOMAIN = 'tool_router/execute/v1'
+SELECT_DOMAIN = 'tool_router/select/v1'
 KEY_BYTES = 32
 DEFAULT_ROLES: dict[str, list[str]] = {
     'pilot': ['none', 'motion', 'payload', 'critical'],
@@ -55,6 +57,11 @@ NONCE = re.compile(r'^[A-Za-z0-9_-]{16,64}$')
 def default_operators_file() -> Path:
     """``$ROS_HOME/tool_router/operators.yaml``."""
     return ros_home() / 'tool_router' / 'operators.yaml'
+
+
+def default_router_key_file() -> Path:
+    """``$ROS_HOME/tool_router/keys/router.key``: the key the router signs selections with."""
+    return ros_home() / 'tool_router' / 'keys' / 'router.key'
 
 
 class Operator(BaseModel):
@@ -109,7 +116,8 @@ class SecurityRecord(BaseModel):
     key_id: str = Field(description='The key id the caller sent (unverified).')
     key_owner: str = Field('', description='Operator that key id belongs to, if any.')
     reason: Literal['unsigned', 'unknown_key', 'revoked_key', 'bad_signature', 'stale',
-                    'replayed_nonce', 'malformed', 'role_not_allowed']
+                    'replayed_nonce', 'malformed', 'role_not_allowed', 'no_router_key',
+                    'bad_router_signature']
     detail: str = Field('', description='Human-readable explanation.')
 
 
@@ -188,13 +196,9 @@ def execute_payload(request_id: str, request_text: str, execute: bool, timestamp
     nonce, key id. The length prefix makes the split unambiguous, so a newline in
     the request text (or id) cannot move bytes from one field to another.
     """
-    fields = [request_id, request_text, 'execute' if execute else 'route',
-              f'{timestamp:.6f}', nonce, key_id]
-    out = bytearray(EXECUTE_DOMAIN.encode('ascii') + b'\n')
-    for field in fields:
-        data = field.encode('utf-8')
-        out += str(len(data)).encode('ascii') + b':' + data + b'\n'
-    return bytes(out)
+    return _length_prefixed(EXECUTE_DOMAIN, [request_id, request_text,
+                                             'execute' if execute else 'route',
+                                             f'{timestamp:.6f}', nonce, key_id])
 
 
 class RequesterSignature(BaseModel):
@@ -221,6 +225,73 @@ def sign_request(key: bytes, key_id: str, request_id: str, request_text: str,
     payload = execute_payload(request_id, request_text, execute, stamp, nonce, key_id)
     return RequesterSignature(key_id=key_id, timestamp=stamp, nonce=nonce,
                               signature=sign(key, payload))
+
+
+def _length_prefixed(domain: str, fields: Iterable[str]) -> bytes:
+    """``domain``, a newline, then each field as ``<UTF-8 length>:<UTF-8 bytes>`` + newline."""
+    out = bytearray(domain.encode('ascii') + b'\n')
+    for field in fields:
+        data = field.encode('utf-8')
+        out += str(len(data)).encode('ascii') + b':' + data + b'\n'
+    return bytes(out)
+
+
+def selection_payload(request_id: str, request_text: str, tools: Iterable[str],
+                      clause_index: Iterable[int], conditions: Iterable[str],
+                      nonce: str) -> bytes:
+    """The exact bytes a router signature covers (docs/SECURITY.md).
+
+    The line ``tool_router/select/v1``, then, length-prefixed as in :func:`execute_payload`:
+    request id, request text, the tools, their clause indices and their conditions (each list
+    as JSON), and the requester signature's nonce ('' when unsigned). It binds the tools the
+    router picked to the request the operator signed: a selection with other tools, other
+    conditions or another request's signature fails.
+    """
+    return _length_prefixed(SELECT_DOMAIN, [
+        request_id, request_text, json.dumps(list(tools)),
+        json.dumps([int(i) for i in clause_index]), json.dumps(list(conditions)), nonce])
+
+
+def router_key(path: Path, create: bool = False) -> bytes:
+    """The router's signing key from ``path`` (:func:`read_key`'s checks).
+
+    ``create``: make a new one (mode 0600) when the file does not exist; a concurrent
+    creator's key wins and is read.
+    """
+    if create and not path.exists():
+        try:
+            write_key(path)
+        except FileExistsError:
+            pass
+    return read_key(path)
+
+
+def sign_selection(key: bytes, request_id: str, request_text: str, tools: Iterable[str],
+                   clause_index: Iterable[int], conditions: Iterable[str], nonce: str) -> str:
+    """The router signature of a selection (hex HMAC-SHA256 of :func:`selection_payload`)."""
+    return sign(key, selection_payload(request_id, request_text, tools, clause_index,
+                                       conditions, nonce))
+
+
+def selection_signature(msg: Any, key: bytes | None = None) -> str:
+    """:func:`sign_selection` of a SelectedCapabilities message's fields.
+
+    ``key`` defaults to the key of :func:`default_router_key_file` (made when missing): what
+    the router node signs with by default, and what a benchmark or test playing the router uses.
+    """
+    if key is None:
+        key = router_key(default_router_key_file(), create=True)
+    return sign_selection(key, msg.request_id, msg.request_text, msg.tools, msg.clause_index,
+                          msg.conditions, msg.nonce)
+
+
+def router_signature_ok(key: bytes, signature: str, request_id: str, request_text: str,
+                        tools: Iterable[str], clause_index: Iterable[int],
+                        conditions: Iterable[str], nonce: str) -> bool:
+    """Whether ``signature`` is the router's signature of this selection (constant time)."""
+    expected = sign_selection(key, request_id, request_text, tools, clause_index, conditions,
+                              nonce)
+    return hmac.compare_digest(expected, signature.strip().lower())
 
 
 class SignedConfirmation(BaseModel):

@@ -105,6 +105,12 @@ class ExecutorConfig(BaseModel):
     execute_max_age_s: float = Field(30.0, gt=0, le=600, description='A requester signature '
                                      'older (or newer) than this when the selection arrives is '
                                      'refused as stale.')
+    require_router_signature: bool = Field(True, description='Dispatch only selections the '
+                                           "router signed with router_key_file's key (tools, "
+                                           'conditions, request and its nonce): nobody else on '
+                                           'the network can swap the tools of a signed request.')
+    router_key_file: str = Field('', description="The router's selection key, the router's "
+                                 "router_key_file; '' = $ROS_HOME/tool_router/keys/router.key.")
     trace_chain: bool = Field(True, description='Hash-chain the trace lines, anchored in a '
                                                  'signed manifest (tool-router trace verify).')
     trace_chain_key_file: str = Field('', description="HMAC key of the trace manifests (0600, "
@@ -150,6 +156,11 @@ class ExecutorConfig(BaseModel):
         """The operators file ($ROS_HOME/tool_router/operators.yaml by default)."""
         from tool_router.executor.auth import default_operators_file
         return Path(self.operators_file) if self.operators_file else default_operators_file()
+
+    def resolved_router_key(self) -> Path:
+        """The router's selection key file ($ROS_HOME/tool_router/keys/router.key by default)."""
+        from tool_router.executor.auth import default_router_key_file
+        return Path(self.router_key_file) if self.router_key_file else default_router_key_file()
 
     def resolved_chain_key(self) -> Path:
         """The trace chain key file."""

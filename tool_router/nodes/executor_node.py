@@ -46,6 +46,7 @@ from std_srvs.srv import SetBool, Trigger
 
 from tool_router.catalog import load_catalog
 from tool_router.errors import ConfigError, ToolRouterError, first_error
+from tool_router.executor import auth
 from tool_router.executor.auth import ConfirmationVerifier, SecurityRecord
 from tool_router.executor.chain import load_or_create_chain_key
 from tool_router.executor.confirmations import ConfirmationBook
@@ -271,6 +272,7 @@ class ExecutorNode(Node):
         self._queued: dict[int, tuple[Selection, float]] = {}  # waiting for a worker
         self._tickets = itertools.count()
         self._closing = False
+        self._router_key: bytes | None = None  # read when the first selection needs it
         self._pending_pub: Any = None
         self.book = ConfirmationBook(on_change=self._publish_pending)
         self._error = ''
@@ -419,6 +421,11 @@ class ExecutorNode(Node):
         else:
             log.info('signed execute: selections need a requester signature '
                      f'(window {c.execute_max_age_s:g} s)')
+        if c.require_router_signature:
+            log.info(f"selections need the router's signature (key {c.resolved_router_key()})")
+        else:
+            log.warning('require_router_signature is false: a selection need not come from the '
+                        'router (anyone who copies a signed request may choose its tools)')
 
     def _open_mavlink(self, c: ExecutorConfig, ros_dispatcher: Any) -> Any:
         """Open the MAVLink link; mavlink bindings go to it, the others stay on ROS."""
@@ -456,6 +463,10 @@ class ExecutorNode(Node):
         except pydantic.ValidationError as exc:
             self.get_logger().error(f'unusable selection {msg.request_id!r}: {first_error(exc)}')
             return
+        # The router's signature first: a forged selection must not use up the nonce of the
+        # signed request it copied (the router's genuine selection would then be a replay).
+        if not self._check_router(msg, selection):
+            return
         requested_by = self._check_requester(msg, selection)
         if requested_by is None:
             return
@@ -476,6 +487,45 @@ class ExecutorNode(Node):
         accepted, reason = self._enqueue(selection, received)
         self._ack(selection.request_id, accepted, reason)
 
+    def _check_router(self, msg: SelectedCapabilities, selection: Selection) -> bool:
+        """Whether the router signed this selection (true without ``require_router_signature``).
+
+        A refusal is traced (``security``, ``execute_refused``) and acknowledged.
+        """
+        if not self.config.require_router_signature:
+            return True
+        path = self.config.resolved_router_key()
+        key = self._router_key
+        if key is None:
+            try:  # read when first needed: the router makes the key when it first starts
+                key = self._router_key = auth.router_key(path)
+            except ConfigError as exc:
+                return self._refuse(msg, selection, 'no_router_key',
+                                    f'{exc}; the router creates it at configure')
+        if auth.router_signature_ok(key, msg.router_signature, msg.request_id, msg.request_text,
+                                    msg.tools, msg.clause_index, msg.conditions, msg.nonce):
+            return True
+        detail = ('no router signature' if not msg.router_signature else
+                  'the router signature does not match these tools, conditions and request')
+        return self._refuse(msg, selection, 'bad_router_signature', detail)
+
+    def _refuse(self, msg: SelectedCapabilities, selection: Selection, reason: str,
+                detail: str) -> bool:
+        """Trace, log and acknowledge a selection refused for ``reason``; False."""
+        owner = self.verifier.owner(msg.key_id)
+        self._write_security(SecurityRecord(
+            event='execute_refused', stamp=time.time(), request_id=selection.request_id[:200],
+            tools=[t[:100] for t in selection.tools[:64]], claimed_operator=owner,
+            key_id=msg.key_id[:100], key_owner=owner, reason=reason,  # type: ignore[arg-type]
+            detail=detail))
+        self.get_logger().warning(
+            f'SECURITY: refused to execute request {selection.request_id!r} '
+            f'({", ".join(selection.tools)}) signed with key {msg.key_id!r}'
+            f'{f" of {owner}" if owner else ""}: {reason}: {detail}')
+        self._ack(selection.request_id, False,
+                  f'refused ({reason}): {detail}; nothing was dispatched')
+        return False
+
     def _check_requester(self, msg: SelectedCapabilities, selection: Selection) -> str | None:
         """The verified requester ('' = unsigned and allowed), or None when refused.
 
@@ -491,19 +541,7 @@ class ExecutorNode(Node):
             msg.key_id, msg.signature, selection.tools, self.config.execute_max_age_s)
         if verdict.ok:
             return verdict.operator_name
-        owner = self.verifier.owner(msg.key_id)
-        record = SecurityRecord(
-            event='execute_refused', stamp=time.time(), request_id=selection.request_id[:200],
-            tools=[t[:100] for t in selection.tools[:64]], claimed_operator=owner,
-            key_id=msg.key_id[:100], key_owner=owner, reason=verdict.reason,  # type: ignore
-            detail=verdict.detail)
-        self._write_security(record)
-        reason = f'refused ({verdict.reason}): {verdict.detail}; nothing was dispatched'
-        self.get_logger().warning(
-            f'SECURITY: refused to execute request {selection.request_id!r} '
-            f'({", ".join(selection.tools)}) signed with key {msg.key_id!r}'
-            f'{f" of {owner}" if owner else ""}: {verdict.reason}: {verdict.detail}')
-        self._ack(selection.request_id, False, reason)
+        self._refuse(msg, selection, verdict.reason, verdict.detail)
         return None
 
     def _write_security(self, record: SecurityRecord) -> None:

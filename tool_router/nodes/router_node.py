@@ -33,6 +33,7 @@ from rclpy.parameter import Parameter
 
 from tool_router.config import BaseRouterConfig, RouterConfig, load_router_config, reload_fields
 from tool_router.errors import ToolRouterError, first_error
+from tool_router.executor import auth
 from tool_router.executor.conditions import condition_notes
 from tool_router.msg import Request, SelectedCapabilities, SelectionAck
 from tool_router.nodes.acks import AckBook, Held
@@ -132,6 +133,7 @@ class RouterNode(LifecycleNode):
         self._lock = threading.Lock()
         self._selection_pub = None
         self._decision_pub = None
+        self._router_key: bytes | None = None  # signs selections (configure reads it)
         self._diag_pub = None
         self._timer = None
         self._error = ''
@@ -219,8 +221,14 @@ class RouterNode(LifecycleNode):
         start = time.perf_counter()
         try:
             self.config = self._current_config()
+            # the key the executor checks selections by (made here on the first start)
+            self._router_key = auth.router_key(self.config.resolved_router_key(), create=True)
             self.router = Router(self.config)
             self._admission.params = self.config.serving  # bounds from the node's parameters
+        except OSError as exc:  # the router key's directory cannot be made or written
+            self._error = f'router key: {exc}'
+            self.get_logger().error(f'cannot configure: {self._error}')
+            return TransitionCallbackReturn.FAILURE
         except (ToolRouterError, pydantic.ValidationError) as exc:
             self._error = startup_problem(exc)
             self.get_logger().error(f'cannot configure: {self._error}')
@@ -471,7 +479,9 @@ class RouterNode(LifecycleNode):
         msg = selection_message(result, stamp_now(self), signed)
         if self._decision_pub is not None:
             self._decision_pub.publish(msg)
-        if execute and self._selection_pub is not None:
+        if execute and self._selection_pub is not None and self._router_key is not None:
+            # signed for the selection topic only: a recorded decision is no selection
+            msg.router_signature = auth.selection_signature(msg, self._router_key)
             self._selection_pub.publish(msg)
 
     def _publish_diagnostics(self) -> None:
