@@ -181,6 +181,34 @@ def test_vectors_are_cached_per_weights_in_process_and_on_disk(tmp_path, monkeyp
     assert fake.calls == 1 and len(list((tmp_path / 'exemplars').glob('*.npy'))) == 2
 
 
+def test_an_unwritable_cache_costs_only_time(tmp_path, monkeypatch, caplog):
+    blocker = tmp_path / 'not-a-directory'
+    blocker.write_text('')  # the cache root is a file: nothing can be written under it
+    monkeypatch.setenv('TOOL_ROUTER_CACHE', str(blocker))
+    monkeypatch.setattr(mem, '_MEMO', {})
+    ex = Exemplars(('a', 'bb'), ((0, 's', ('land',)),), (), ((1, 't'),))
+    enc = CountingEncoder('m@1234')
+    with caplog.at_level('WARNING'):
+        v = exemplar_vectors(ex, enc)
+    assert v.shape == (2, 3) and enc.calls == 1
+    assert 'cannot write exemplar cache' in caplog.text
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['not-a-directory']
+
+
+def test_a_cache_file_is_replaced_whole(tmp_path):
+    from tool_router.paths import write_cache_file
+    path = tmp_path / 'sub' / 'v.npy'
+    write_cache_file(path, lambda tmp: np.save(tmp, np.arange(3)), 'test cache')
+    assert np.load(path).tolist() == [0, 1, 2]
+
+    def torn(tmp):
+        tmp.write_bytes(b'half')
+        raise OSError('disk full')
+    write_cache_file(path, torn, 'test cache')  # a failed write leaves the old file and no tmp
+    assert np.load(path).tolist() == [0, 1, 2]
+    assert [p.name for p in path.parent.iterdir()] == ['v.npy']
+
+
 def test_extractor_fills_the_memory_features(fake_index):
     ex = Exemplars(('land the drone now',), ((0, 's', ('land',)),), ((0, 's', 'land'),), ())
     x = FeatureExtractor(fake_index)

@@ -35,7 +35,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import threading
 import time
 from dataclasses import dataclass
@@ -43,6 +42,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
+
+from tool_router.paths import config_path, write_cache_file
 
 log = logging.getLogger(__name__)
 
@@ -328,7 +329,8 @@ def exemplar_vectors(
     if vectors is None:
         vectors = embed_texts(exemplars.texts, encoder.encode, progress)
         if path is not None:
-            _write(path, vectors)
+            write_cache_file(path, lambda tmp: np.save(tmp, vectors, allow_pickle=False),
+                             'exemplar cache')
     with _MEMO_LOCK:
         _MEMO[key] = vectors
     return vectors
@@ -348,21 +350,9 @@ def embed_texts(texts: Sequence[str], encode: Callable[[list[str]], np.ndarray],
     return np.concatenate(parts)
 
 
-def _write(path: Path, vectors: np.ndarray) -> None:
-    tmp = path.with_name(f'{path.stem}.tmp{os.getpid()}.npy')
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        np.save(tmp, vectors, allow_pickle=False)
-        os.replace(tmp, path)  # atomic: a concurrent start sees all or nothing
-    except OSError as exc:  # a read-only cache only costs the next start time
-        log.warning('cannot write exemplar cache %s: %s', path, exc)
-        tmp.unlink(missing_ok=True)
-
-
 def load_exemplars(path: str | Path = '') -> Exemplars:
     """The exemplars stored in a fitted model file (default: the shipped one); none if absent."""
     from tool_router.errors import ConfigError
-    from tool_router.paths import config_path
 
     path = Path(path) if path else config_path('lcr_model.json')
     try:

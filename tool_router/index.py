@@ -35,7 +35,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import sys
 import threading
 import time
@@ -50,6 +49,7 @@ import numpy as np
 from tool_router.catalog import Catalog
 from tool_router.embeddings import Encoder
 from tool_router.errors import ConfigError, IndexStoreError
+from tool_router.paths import write_cache_file
 
 log = logging.getLogger(__name__)
 
@@ -388,18 +388,9 @@ class CatalogIndex:
     def _write_cache(self) -> None:
         if self._cache_file is None:
             return
-        tmp = self._cache_file.with_name(f'{self._cache_file.stem}.tmp{os.getpid()}.npz')
-        try:
-            np.savez(
-                tmp,
-                content_hash=np.array(self.content_hash),
-                tools=self.tool_vectors,
-                phrases=self.phrase_vectors,
-            )
-            os.replace(tmp, self._cache_file)  # atomic: a concurrent start sees all or nothing
-        except OSError as exc:  # a read-only directory only costs the next start time
-            log.warning('cannot write vector cache %s: %s', self._cache_file, exc)
-            tmp.unlink(missing_ok=True)
+        write_cache_file(self._cache_file, lambda tmp: np.savez(
+            tmp, content_hash=np.array(self.content_hash), tools=self.tool_vectors,
+            phrases=self.phrase_vectors), 'vector cache')
 
     def _vectors(self, which: str, records: list[Record]) -> np.ndarray:
         if not records:

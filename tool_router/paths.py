@@ -1,11 +1,14 @@
 """Where the package's shipped files live, in a source checkout or an install."""
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from pathlib import Path
+from typing import Callable
 
 PACKAGE = 'tool_router'
+log = logging.getLogger(__name__)
 
 
 def share_dir() -> Path:
@@ -35,3 +38,24 @@ def config_path(name: str) -> Path:
 def ros_home() -> Path:
     """``$ROS_HOME`` or ``~/.ros``, as for ROS logs."""
     return Path(os.environ.get('ROS_HOME') or Path.home() / '.ros')
+
+
+def write_cache_file(path: Path, save: Callable[[Path], None], what: str) -> None:
+    """Write a cache file whole or not at all, best effort.
+
+    ``save(tmp)`` writes a temporary sibling (with ``path``'s suffix, so numpy adds none),
+    which then replaces ``path``: a concurrent start reads the old file or the new one,
+    never a torn one. An ``OSError`` (a read-only cache) is logged as ``cannot write
+    <what> <path>`` and costs only the next start its time.
+    """
+    tmp = path.with_name(f'{path.stem}.tmp{os.getpid()}{path.suffix}')
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        save(tmp)
+        os.replace(tmp, path)
+    except OSError as exc:
+        log.warning('cannot write %s %s: %s', what, path, exc)
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:  # e.g. the directory itself could not be made
+            pass
