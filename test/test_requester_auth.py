@@ -209,6 +209,7 @@ def test_router_signature_covers_the_tools_conditions_request_and_nonce(tmp_path
         assert not auth.router_signature_ok(key, sig, *other), other
     assert not auth.router_signature_ok(b'\x01' * 32, sig, *args)  # another router's key
     assert not auth.router_signature_ok(key, '', *args)
+    assert not auth.router_signature_ok(key, 'é' * 64, *args)  # off the network: no TypeError
 
 
 def test_a_missing_router_key_is_a_clear_error_and_is_not_made_unless_asked(tmp_path):

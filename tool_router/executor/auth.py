@@ -291,7 +291,10 @@ def router_signature_ok(key: bytes, signature: str, request_id: str, request_tex
     """Whether ``signature`` is the router's signature of this selection (constant time)."""
     expected = sign_selection(key, request_id, request_text, tools, clause_index, conditions,
                               nonce)
-    return hmac.compare_digest(expected, signature.strip().lower())
+    # as bytes: compare_digest refuses str with non-ASCII characters, and this one comes off
+    # the network
+    return hmac.compare_digest(expected.encode('ascii'),
+                               signature.strip().lower().encode('utf-8', 'replace'))
 
 
 class SignedConfirmation(BaseModel):
