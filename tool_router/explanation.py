@@ -80,11 +80,21 @@ class RemovedSpan(_Model):
     reason: str
 
 
+class ReadAs(_Model):
+    """An order typed as code calls, and the words the policy routed instead."""
+
+    text: str
+    words: str
+
+
 class SafetyReport(_Model):
-    """What the safety screen removed before the policy saw the request."""
+    """What the safety screen removed or read differently before the policy saw the request."""
 
     removed: list[RemovedSpan] = Field(default_factory=list)
     kept: str = Field('', description='The text the policy routed (first 240 characters).')
+    read_as: list[ReadAs] = Field(
+        default_factory=list, description='Code calls read as their words (docs/SAFETY.md).'
+    )
 
 
 class Explanation(_Model):

@@ -388,7 +388,8 @@ class Router:
             latency_ms=(time.perf_counter() - start) * 1000.0,
             fallback_used=decision.fallback_used,
             fallback_reason=decision.fallback_reason,
-            safety=SafetyReport.model_validate(screened.summary()) if screened.removed else None,
+            safety=(SafetyReport.model_validate(screened.summary())
+                    if screened.removed or screened.read_as else None),
             decision=decision,
         )
 

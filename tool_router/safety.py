@@ -14,7 +14,10 @@ Latin, underscore look-alikes unified), it
   function's everyday English name (``return-to-home``);
 * ``syntax``: emits JSON or tool-call syntax: a balanced ``{...}`` or ``[...]``
   span, ``word(`` call syntax, ``key = value`` or ``"key":`` pairs, a code fence,
-  a bare ``key:`` left before such a span;
+  a bare ``key:`` left before such a span. A segment made only of code calls that
+  name neither a catalog tool nor the router's machinery (``tello.takeoff()``,
+  ``drone.move_forward(100)``) is an order typed as code: it is read as its words
+  (``Screened.read_as``);
 * ``role``: carries a chat role tag or template token (``system:``,
   ``assistant:``, ``tool:``, ``<|im_start|>``, ``[INST]``, ``<system>`` ...);
   ``user:`` only loses the tag;
@@ -212,6 +215,28 @@ _OTHER_TIME = re.compile(
 )
 
 
+# An operator's order typed as code: a segment made only of calls ("tello.takeoff()",
+# "drone.move_forward(100)", "rotate_clockwise(90); land()") is read as its words ("takeoff",
+# "move forward 100") unless a word of it names a catalog tool in any spelling or addresses the
+# router's own machinery (select_tool, router.select, run(...), tools.x(), ...): those stay
+# tool-call syntax, dropped. docs/SAFETY.md, "Code calls".
+_CALL = r'(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*\s*\([^(){}\[\]<>:;]*\)'
+_CALLS = re.compile(rf'\s*{_CALL}(?:\s*[;,]?\s*{_CALL})*\s*;?\s*')
+_ONE_CALL = re.compile(r'((?:[A-Za-z_][A-Za-z0-9_]*\.)*)([A-Za-z_][A-Za-z0-9_]*)\s*\(([^()]*)\)')
+_META_WORDS = frozenset({
+    'select', 'tool', 'tools', 'run', 'call', 'invoke', 'exec', 'eval', 'use', 'function',
+    'choose', 'pick', 'output', 'router', 'agent', 'llm', 'assistant', 'system', 'model',
+    'planner', 'prompt', 'execute', 'dispatch', 'allow', 'grant', 'sudo', 'admin', 'root',
+    'override', 'bypass', 'force', 'ignore',
+})
+# An argument kept as words: a number (with a unit sign) or a few plain words, quoted or not,
+# after an optional keyword ("distance=100").
+_ARG = re.compile(
+    r'^\s*(?:([A-Za-z_][A-Za-z0-9_]*)\s*=\s*)?["\']?(-?\d+(?:\.\d+)?%?|[A-Za-z][A-Za-z ]{0,30})'
+    r'["\']?\s*$'
+)
+
+
 @dataclass(frozen=True)
 class Removed:
     """A dropped segment and the rule that dropped it."""
@@ -226,6 +251,7 @@ class Screened:
 
     text: str  # '' when nothing counts
     removed: tuple[Removed, ...] = field(default_factory=tuple)
+    read_as: tuple[tuple[str, str], ...] = ()  # (code-call segment, the words it was read as)
 
     @property
     def empty(self) -> bool:
@@ -234,10 +260,13 @@ class Screened:
 
     def summary(self) -> dict[str, object]:
         """JSON-ready, for the decision's explanation."""
-        return {
+        out: dict[str, object] = {
             'removed': [{'text': r.text[:120], 'reason': r.reason} for r in self.removed],
             'kept': self.text[:240],
         }
+        if self.read_as:
+            out['read_as'] = [{'text': c[:120], 'words': w[:120]} for c, w in self.read_as]
+        return out
 
 
 class Screen:
@@ -247,6 +276,43 @@ class Screen:
         multi = [n.lower() for n in tool_names if '_' in n]
         self._names = set(multi)
         self._compact = {n.replace('_', '') for n in multi}
+
+    def _catalog_name(self, token: str) -> bool:
+        """Whether ``token`` spells a multi-word catalog name (``arm_motors``, ``ArmMotors``)."""
+        snake = _CAMEL.sub('_', token).lower()
+        return snake in self._names or re.sub(r'[_.\-]', '', snake) in self._compact
+
+    def code_call_words(self, segment: str) -> str:
+        """The words of a segment made only of code calls ('' when it is not one).
+
+        ``drone.move_forward(100)`` -> ``move forward 100``; ``tello.takeoff(); tello.land()``
+        -> ``takeoff, then land``. Objects (``drone.``) add no words; an argument is kept when
+        it is a number or a few plain words. '' as well when a word names a catalog tool in any
+        spelling or the router's machinery (``select_tool``, ``router.select``, ``run``).
+        """
+        folded = fold(segment)
+        if not _CALLS.fullmatch(folded):
+            return ''
+        orders = []
+        for m in _ONE_CALL.finditer(folded):
+            objects = [o for o in m.group(1).split('.') if o]
+            words = [w for w in _CAMEL.sub('_', m.group(2)).lower().split('_') if w]
+            if any(self._catalog_name(t) for t in [*objects, m.group(2)]):
+                return ''
+            if _META_WORDS & {*words, *(o.lower() for o in objects)}:
+                return ''
+            for arg in (a for a in m.group(3).split(',') if a.strip()):
+                kept = _ARG.match(arg)
+                if not kept:
+                    return ''
+                key = [w for w in (kept.group(1) or '').lower().split('_') if w]
+                value = kept.group(2).strip()
+                if (_META_WORDS & set(key) or self._catalog_name(kept.group(1) or '')
+                        or any(self._catalog_name(t) for t in value.split())):
+                    return ''
+                words += [*key, value]
+            orders.append(' '.join(words))
+        return ', then '.join(orders) + ('.' if folded.rstrip().endswith(';') else '')
 
     def _names_a_tool(self, folded: str) -> bool:
         if _SNAKE.search(folded):
@@ -288,6 +354,7 @@ class Screen:
         base = visible(text)
         kept: list[str] = []
         removed: list[Removed] = []
+        read_as: list[tuple[str, str]] = []
         forged = ''  # '' | 'turn' (ends at a rule or empty line) | 'template' (at its end token)
         for kind, seg in segments(base):
             folded = fold(seg).strip()
@@ -302,10 +369,14 @@ class Screen:
                 forged = 'template' if template else 'turn'
             if not why and forged:
                 why = 'role'
-            if why:
+            words = self.code_call_words(seg) if why == 'syntax' else ''
+            if words:  # an order typed as code: its words count
+                read_as.append((seg.strip(), words))
+                kept.append(words)
+            elif why:
                 removed.append(Removed(seg.strip(), why))
             else:
                 kept.append(_USER_TAG.sub('', seg.strip()))
-        if not removed:
+        if not removed and not read_as:
             return Screened(base)
-        return Screened(' '.join(k for k in kept if k), tuple(removed))
+        return Screened(' '.join(k for k in kept if k), tuple(removed), tuple(read_as))
