@@ -220,9 +220,12 @@ _OTHER_TIME = re.compile(
 # "move forward 100") unless a word of it names a catalog tool in any spelling or addresses the
 # router's own machinery (select_tool, router.select, run(...), tools.x(), ...): those stay
 # tool-call syntax, dropped. docs/SAFETY.md, "Code calls".
-_CALL = r'(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*\s*\([^(){}\[\]<>:;]*\)'
-_CALLS = re.compile(rf'\s*{_CALL}(?:\s*[;,]?\s*{_CALL})*\s*;?\s*')
-_ONE_CALL = re.compile(r'((?:[A-Za-z_][A-Za-z0-9_]*\.)*)([A-Za-z_][A-Za-z0-9_]*)\s*\(([^()]*)\)')
+# One call, matched at a position (the segment is walked call by call, never by one pattern of
+# repeated calls: nested repetitions backtracked for seconds on a line of spaces).
+_ONE_CALL = re.compile(
+    r'\s*((?:[A-Za-z_][A-Za-z0-9_]*\.)*)([A-Za-z_][A-Za-z0-9_]*)\s*\(([^(){}\[\]<>:;]*)\)'
+)
+_CALL_GAP = re.compile(r'\s*[;,]?\s*')
 _META_WORDS = frozenset({
     'select', 'tool', 'tools', 'run', 'call', 'invoke', 'exec', 'eval', 'use', 'function',
     'choose', 'pick', 'output', 'router', 'agent', 'llm', 'assistant', 'system', 'model',
@@ -290,11 +293,21 @@ class Screen:
         it is a number or a few plain words. '' as well when a word names a catalog tool in any
         spelling or the router's machinery (``select_tool``, ``router.select``, ``run``).
         """
-        folded = fold(segment)
-        if not _CALLS.fullmatch(folded):
-            return ''
+        return self._code_call_words(fold(segment))
+
+    def _code_call_words(self, folded: str) -> str:
+        """:meth:`code_call_words` of an already folded segment."""
+        calls: list[re.Match[str]] = []
+        pos = 0
+        while pos < len(folded) or not calls:
+            m = _ONE_CALL.match(folded, pos)
+            if m is None:
+                return ''
+            calls.append(m)
+            gap = _CALL_GAP.match(folded, m.end())
+            pos = gap.end() if gap else m.end()
         orders = []
-        for m in _ONE_CALL.finditer(folded):
+        for m in calls:
             objects = [o for o in m.group(1).split('.') if o]
             words = [w for w in _CAMEL.sub('_', m.group(2)).lower().split('_') if w]
             if any(self._catalog_name(t) for t in [*objects, m.group(2)]):
@@ -369,7 +382,7 @@ class Screen:
                 forged = 'template' if template else 'turn'
             if not why and forged:
                 why = 'role'
-            words = self.code_call_words(seg) if why == 'syntax' else ''
+            words = self._code_call_words(folded) if why == 'syntax' else ''
             if words:  # an order typed as code: its words count
                 read_as.append((seg.strip(), words))
                 kept.append(words)
