@@ -162,6 +162,11 @@ class Catalog(BaseModel):
         return tuple(t.name for t in self.tools)
 
     @cached_property
+    def columns(self) -> Mapping[str, int]:
+        """Each tool's position in catalog order (computed once: the catalog is frozen)."""
+        return MappingProxyType({name: i for i, name in enumerate(self.names)})
+
+    @cached_property
     def by_name(self) -> Mapping[str, Tool]:
         """Tools by name (computed once; every answer is validated against it)."""
         return MappingProxyType({t.name: t for t in self.tools})

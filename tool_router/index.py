@@ -473,7 +473,7 @@ class CatalogIndex:
             except Exception as exc:  # noqa: BLE001
                 raise IndexStoreError(f'query failed: {exc}', where=col.name) from None
             tools.update(self._tool_of_id[i] for ids in res['ids'] for i in ids)
-        col = {n: j for j, n in enumerate(names)}
+        col = self.catalog.columns
         return np.array(sorted(col[t] for t in tools), dtype=np.int64)
 
     def _count(self, which: str) -> int:

@@ -254,7 +254,7 @@ class FeatureExtractor:
         self.pooling_fallbacks = 0  # requests whose clauses could not be located in the text
         catalog: Catalog = index.catalog
         self.names = list(catalog.names)
-        col = {n: i for i, n in enumerate(self.names)}
+        col = catalog.columns
         self.is_sensor = np.array([t.kind is Kind.SENSOR for t in catalog], dtype=np.float32)
         recs = index.phrase_records
         self.phrase_tool = np.array([col[r.tool] for r in recs], dtype=np.int64)
@@ -399,24 +399,13 @@ class FeatureExtractor:
         """
         chosen = np.zeros(len(self.names), dtype=bool)
         chosen[cand] = True
-        cols = np.flatnonzero(chosen[self.phrase_tool])  # the shortlisted tools' records
+        cols = np.flatnonzero(chosen[self.phrase_tool])  # the shortlisted tools' records, in order
         sims = vecs @ self.phrase_vectors[cols].T  # (F, len(cols))
         at = np.full(len(self.phrase_tool), -1, dtype=np.int64)
         at[cols] = np.arange(len(cols))  # record -> its column of sims
-        return (self._group_max(sims, self._chosen(self._ex_segments, chosen), at),
-                self._group_max(sims, self._chosen(self._cond_segments, chosen), at))
-
-    def _chosen(
-        self, segments: tuple[np.ndarray, np.ndarray, np.ndarray], chosen: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``segments`` (records sorted by tool) restricted to the ``chosen`` tools."""
-        cols = segments[0]
-        cols = cols[chosen[self.phrase_tool[cols]]]
-        tools = self.phrase_tool[cols]
-        if not len(cols):
-            return cols, np.zeros(0, np.int64), np.zeros(0, np.int64)
-        starts = np.flatnonzero(np.r_[True, tools[1:] != tools[:-1]])
-        return cols, starts, tools[starts]
+        mine = chosen[self.phrase_tool]
+        return (self._group_max(sims, self._segments(mine & ~self.phrase_is_cond), at),
+                self._group_max(sims, self._segments(mine & self.phrase_is_cond), at))
 
     def extract(self, text: str, variant: Variant = VARIANTS['lcr']) -> Features:
         """Features of every (clause, tool) pair of ``text`` for ``variant``."""
