@@ -276,27 +276,24 @@ class Screen:
     """The safety screen for one catalog (its names are the identifiers it knows)."""
 
     def __init__(self, tool_names: Iterable[str]) -> None:
-        multi = [n.lower() for n in tool_names if '_' in n]
-        self._names = set(multi)
-        self._compact = {n.replace('_', '') for n in multi}
+        # multi-word names with their separators removed: every spelling folds to these
+        self._compact = {n.lower().replace('_', '') for n in tool_names if '_' in n}
 
     def _catalog_name(self, token: str) -> bool:
-        """Whether ``token`` spells a multi-word catalog name (``arm_motors``, ``ArmMotors``)."""
-        snake = _CAMEL.sub('_', token).lower()
-        return snake in self._names or re.sub(r'[_.\-]', '', snake) in self._compact
+        """Whether ``token`` spells a multi-word catalog name, in any case or spelling.
 
-    def code_call_words(self, segment: str) -> str:
-        """The words of a segment made only of code calls ('' when it is not one).
+        ``arm_motors``, ``ArmMotors``, ``arm-motors``, ``arm.motors``, ``armmotors``.
+        """
+        return re.sub(r'[_.\-]', '', _CAMEL.sub('_', token).lower()) in self._compact
 
-        ``drone.move_forward(100)`` -> ``move forward 100``; ``tello.takeoff(); tello.land()``
+    def _code_call_words(self, folded: str) -> str:
+        """The words of a folded segment made only of code calls ('' when it is not one).
+
+        ``drone.move_forward(100)`` -> ``move forward 100``; ``tello.takeoff(), tello.land()``
         -> ``takeoff, then land``. Objects (``drone.``) add no words; an argument is kept when
         it is a number or a few plain words. '' as well when a word names a catalog tool in any
         spelling or the router's machinery (``select_tool``, ``router.select``, ``run``).
         """
-        return self._code_call_words(fold(segment))
-
-    def _code_call_words(self, folded: str) -> str:
-        """:meth:`code_call_words` of an already folded segment."""
         calls: list[re.Match[str]] = []
         pos = 0
         while pos < len(folded) or not calls:
@@ -333,11 +330,9 @@ class Screen:
         for token in _TOKEN.findall(folded):
             if token.lower() in _PLAIN_ENGLISH:
                 continue
-            snake = _CAMEL.sub('_', token).lower()
-            flat = re.sub(r'[_.\-]', '', snake)
-            if re.sub(r'[.\-]', '_', snake) in self._names or flat in self._compact:
+            if self._catalog_name(token):
                 return True
-            stem = _FILE_STEM.match(snake)
+            stem = _FILE_STEM.match(_CAMEL.sub('_', token).lower())
             if stem and stem.group(1).replace('_', '') in self._compact:
                 return True
         return False
