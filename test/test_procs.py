@@ -140,8 +140,7 @@ def test_a_claimed_domain_is_not_claimed_again_until_its_holder_dies(tmp_path, m
         assert theirs in claimed
     finally:
         procs.kill_group(holder.pid)
-        for fd in ros_domain._held.values():
-            os.close(fd)
+        ros_domain.release()
 
 
 def test_an_explicit_domain_is_kept(monkeypatch):
@@ -160,10 +159,49 @@ def test_a_run_claims_a_pool_of_domains_unless_one_is_given(tmp_path, monkeypatc
         assert sorted(ros_domain._held) == sorted(pool)  # each one locked, passed to children
         assert ros_domain.private_domains(4)[0] == pool[0]  # the environment's stays first
     finally:
-        for fd in ros_domain._held.values():
-            os.close(fd)
+        ros_domain.release()
     monkeypatch.setenv('ROS_DOMAIN_ID', '42')
     assert ros_domain.private_domains(4) == [42]  # an explicit domain is all a run uses
+
+
+def test_a_released_pool_holds_nothing_and_an_explicit_domain_in_it_is_kept(
+        tmp_path, monkeypatch):
+    """The fresh-clone failure: the pool claimed before included 42, and 42 stayed in
+    ``_held`` after its descriptor was closed, so an explicit ROS_DOMAIN_ID=42 read as
+    claimed by this process and three more domains were claimed beside it."""
+    import fcntl
+    import tempfile
+    monkeypatch.setattr(tempfile, 'tempdir', str(tmp_path))
+    monkeypatch.setattr(ros_domain, '_held', {})
+    monkeypatch.delenv('ROS_DOMAIN_ID', raising=False)
+    monkeypatch.setattr(os, 'getpid', lambda: 41)  # the probe starts at FIRST + 41 = 42
+    pool = ros_domain.private_domains(4)
+    assert pool == [42, 43, 44, 45]
+    ros_domain.release()
+    assert ros_domain._held == {} and ros_domain.held_fds() == ()
+    for domain in pool:  # the locks are free again: anyone may take them
+        fd = os.open(ros_domain.lock_dir() / f'{domain}.lock', os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(fd)
+    monkeypatch.setenv('ROS_DOMAIN_ID', '42')
+    assert ros_domain.private_domains(4) == [42]
+    assert ros_domain._held == {}
+
+
+def test_releasing_one_domain_keeps_the_others(tmp_path, monkeypatch):
+    import tempfile
+    monkeypatch.setattr(tempfile, 'tempdir', str(tmp_path))
+    monkeypatch.setattr(ros_domain, '_held', {})
+    first, second = ros_domain.claim_domain(), ros_domain.claim_domain()
+    try:
+        ros_domain.release(first)
+        assert list(ros_domain._held) == [second] and len(ros_domain.held_fds()) == 1
+        ros_domain.release(first)  # twice: nothing more to do
+        assert list(ros_domain._held) == [second]
+    finally:
+        ros_domain.release()
 
 
 def test_this_module_runs_in_a_domain_of_the_runs_pool(module_domain):

@@ -52,6 +52,19 @@ def claim_domain() -> int:
     raise RuntimeError(f'every ROS domain id {FIRST}..{LAST} is locked under {folder}')
 
 
+def release(domain: int | None = None) -> None:
+    """Close the lock of ``domain`` (every domain this process holds when None) and forget it.
+
+    A released domain is no longer "claimed by this process": :func:`private_domains` then
+    reads an explicit ``ROS_DOMAIN_ID`` equal to it as given, and :func:`claim_domain` may
+    take it again. Closing the descriptor drops the lock once no child holds a copy.
+    """
+    for held in ([domain] if domain is not None else list(_held)):
+        fd = _held.pop(held, None)
+        if fd is not None:
+            os.close(fd)
+
+
 def held_fds() -> tuple[int, ...]:
     """The lock file descriptors this process holds: give them to children (``pass_fds``)."""
     return tuple(_held.values())
