@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from tool_router.nodes.acks import AckBook, Held
+from tool_router.nodes.acks import AckBook, Held, Outbox
 
 
 class Clock:
@@ -93,3 +93,37 @@ def test_cancelled_answer_is_sent_as_is_and_frees_its_place():
     acks.cancel('a')  # the selection could not be published
     assert not acks.attach(r, 'hdr') and r.executed is None  # sent by the caller, unchanged
     assert len(acks) == 0 and acks.park('b', answer(), 1.0)
+
+
+def test_outbox_holds_a_selection_until_a_reader_matches():
+    clock = Clock()
+    box = Outbox(clock)
+    box.put('a', 'msg-a', 2.0)
+    box.put('b', 'msg-b', 2.0)
+    assert box.take(matched=False) == ([], []) and len(box) == 2 and 'a' in box
+    clock.now += 1.0
+    ready, dropped = box.take(matched=True)  # the executor's reader matched: both go out
+    assert sorted(ready) == ['msg-a', 'msg-b'] and dropped == [] and len(box) == 0
+
+
+def test_outbox_drops_a_selection_at_its_deadline_even_if_a_reader_matches_then():
+    clock = Clock()
+    box = Outbox(clock)
+    box.put('a', 'msg-a', 2.0)
+    clock.now += 2.0
+    # its answer has said "not executed": a reader matching now must never get it
+    assert box.take(matched=True) == ([], ['a'])
+    assert len(box) == 0 and box.dropped == 1
+
+
+def test_an_answer_whose_selection_never_went_out_says_so():
+    acks, sent, clock = book()
+    r, s = answer(), answer()
+    acks.park('a', r, 2.0)
+    acks.park('b', s, 2.0)
+    acks.attach(r, 'hdr-a')
+    acks.attach(s, 'hdr-b')
+    clock.now += 2.5
+    assert acks.expire(unsent=lambda rid: rid == 'a') == 2
+    assert 'no executor subscribed' in r.reason and 'nothing was sent' in r.reason
+    assert 'no executor acknowledged' in s.reason

@@ -33,22 +33,14 @@ def signed_request(text: str, operators, operator: str):
 def route_executed(peer, text: str, operators, operator: str = 'e2e-pilot'):
     """Route ``text`` with execute=true once the executor is on the graph; the answer.
 
-    The selection topic is volatile: a selection published before the router's publisher
-    has matched the executor's subscription is lost, and the router then reports that no
-    executor acknowledged it. So wait until the executor's subscription and ack publisher
-    are discovered, and route again (a fresh signed request) if the first selection still
-    found no executor. The routers of these tests wait 30 s for an ack, so a slow executor
-    on a busy machine is not taken for a missing one.
+    The router holds the selection until its writer has matched the executor's reader
+    (``nodes.acks.Outbox``), so one request is enough; the routers of these tests wait
+    30 s for an ack, so a slow executor on a busy machine is not taken for a missing one.
     """
     from tool_router.srv import RouteRequest
     assert wait_until(peer.sees_executor, 60)
-    resp = None
-    for _ in range(2):
-        resp = peer.call(RouteRequest, '/route_request',
-                         signed_request(text, operators, operator), timeout_s=90)
-        if 'no executor acknowledged' not in resp.message:
-            break
-    return resp
+    return peer.call(RouteRequest, '/route_request',
+                     signed_request(text, operators, operator), timeout_s=90)
 
 
 ROUTER_ARGS = ('-p', 'chroma_ephemeral:=true', '-p', 'executor_ack_timeout_s:=30.0')

@@ -11,6 +11,15 @@ request header over (:meth:`AckBook.attach`) instead of sending, and whichever
 comes second, the header or the outcome (ack or timeout), sends the answer.
 Up to ``capacity`` answers wait at once; beyond that :meth:`AckBook.park` says no
 and the caller answers "busy" without publishing.
+
+Selections are volatile, so one published before the router's writer has matched an
+executor's reader is lost: the executor never sees it and the answer times out, although
+an executor is running. A third participant seeing the executor on the graph proves
+nothing about the router's own match (DDS discovery is per pair of participants; a
+busy machine delays it by seconds). So a selection waits in the :class:`Outbox` until
+the selection writer has a matched subscription, within the answer's deadline; one never
+published is answered :func:`no_subscriber_reason`, and is dropped at the deadline, so an
+executor that matches later never runs a selection whose answer said "not executed".
 """
 from __future__ import annotations
 
@@ -41,6 +50,53 @@ def no_ack_reason(timeout_s: float) -> str:
     """The reason given when no ack came in time."""
     return (f'no executor acknowledged the selection within {timeout_s:g} s '
             '(is the executor running?)')
+
+
+def no_subscriber_reason(timeout_s: float) -> str:
+    """The reason given when no executor's reader matched the selection writer in time."""
+    return (f'no executor subscribed to the selection topic within {timeout_s:g} s: nothing '
+            'was sent (is the executor running, in this namespace and ROS domain?)')
+
+
+class Outbox:
+    """Selections waiting for a matched reader before they are published (thread-safe)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._items: dict[str, tuple[Any, float]] = {}  # request id -> (message, deadline)
+        self._lock = threading.Lock()
+        self.dropped = 0
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._items)
+
+    def __contains__(self, request_id: object) -> bool:
+        with self._lock:
+            return request_id in self._items
+
+    def put(self, request_id: str, message: Any, timeout_s: float) -> None:
+        """Hold ``message`` until a reader matches, for at most ``timeout_s``."""
+        with self._lock:
+            self._items[request_id] = (message, self._clock() + timeout_s)
+
+    def take(self, matched: bool) -> tuple[list[Any], list[str]]:
+        """(messages to publish now, request ids dropped at their deadline).
+
+        With ``matched`` every message still in time goes out; the ones past their deadline
+        are dropped either way (their answer has said "not executed").
+        """
+        now = self._clock()
+        with self._lock:
+            late = [rid for rid, (_, deadline) in self._items.items() if now >= deadline]
+            for rid in late:
+                del self._items[rid]
+            ready: list[Any] = []
+            if matched:
+                ready = [message for message, _ in self._items.values()]
+                self._items.clear()
+            self.dropped += len(late)
+        return ready, late
 
 
 class AckBook:
@@ -111,14 +167,18 @@ class AckBook:
         """An ack arrived; acks nobody waits for (late, or for another router) are ignored."""
         self._decide(request_id, (accepted, reason))
 
-    def expire(self) -> int:
-        """Decide every held answer past its deadline as not executed; return how many."""
+    def expire(self, unsent: Callable[[str], bool] = lambda request_id: False) -> int:
+        """Decide every held answer past its deadline as not executed; return how many.
+
+        ``unsent(request_id)``: its selection was never published (no matched reader).
+        """
         now = self._clock()
         with self._lock:
             late = [h for h in self._by_id.values() if h.outcome is None and now >= h.deadline]
         decided = 0
         for held in late:
-            if self._decide(held.request_id, (False, no_ack_reason(held.timeout_s))):
+            reason = (no_subscriber_reason if unsent(held.request_id) else no_ack_reason)
+            if self._decide(held.request_id, (False, reason(held.timeout_s))):
                 decided += 1
         with self._lock:
             self.timeouts += decided

@@ -36,7 +36,7 @@ from tool_router.errors import ToolRouterError, first_error
 from tool_router.executor import auth
 from tool_router.executor.conditions import condition_notes
 from tool_router.msg import Request, SelectedCapabilities, SelectionAck
-from tool_router.nodes.acks import AckBook, Held
+from tool_router.nodes.acks import AckBook, Held, Outbox
 from tool_router.nodes.common import (
     declare_from_dict,
     parameter_descriptions,
@@ -170,6 +170,7 @@ class RouterNode(LifecycleNode):
         # answer parked for its executor ack is held there and sent by the ack (or timeout).
         self._send_now = self._srv.send_response
         self._acks = AckBook(self._send_checked, self._finish_held, serving.queue_depth)
+        self._outbox = Outbox()  # selections waiting for an executor's reader to match
         self._srv.send_response = self._send_or_hold  # type: ignore[method-assign]
         self._lost = 0
         watch_dropped_responses()
@@ -254,7 +255,7 @@ class RouterNode(LifecycleNode):
             callback_group=self._ack_group,
         )
         self._ack_timer = self.create_timer(
-            ACK_TICK_S, self._acks.expire, callback_group=self._ack_group
+            ACK_TICK_S, self._tick_selections, callback_group=self._ack_group
         )
         self._timer = self.create_timer(c.diagnostics_period_s, self._publish_diagnostics)
         h = self.router.health()
@@ -482,7 +483,26 @@ class RouterNode(LifecycleNode):
         if execute and self._selection_pub is not None and self._router_key is not None:
             # signed for the selection topic only: a recorded decision is no selection
             msg.router_signature = auth.selection_signature(msg, self._router_key)
-            self._selection_pub.publish(msg)
+            if self._selection_pub.get_subscription_count() > 0:
+                self._selection_pub.publish(msg)
+            else:  # sent by _tick_selections once an executor's reader has matched
+                timeout = self.config.executor_ack_timeout_s if self.config else 2.0
+                self._outbox.put(result.request_id, msg, timeout)
+
+    def _tick_selections(self) -> None:
+        """Publish the selections waiting for a matched reader; time out unanswered acks."""
+        pub, dropped = self._selection_pub, []
+        if pub is not None and len(self._outbox):
+            ready, dropped = self._outbox.take(pub.get_subscription_count() > 0)
+            for msg in ready:
+                pub.publish(msg)
+            for request_id in dropped:
+                self.get_logger().warning(
+                    f'selection {request_id} not sent: no executor subscribed to '
+                    f'{pub.topic_name} in time')
+        gone = set(dropped)
+        self._acks.expire(unsent=lambda request_id: request_id in gone or
+                          request_id in self._outbox)
 
     def _publish_diagnostics(self) -> None:
         if self._diag_pub is None:
@@ -495,6 +515,8 @@ class RouterNode(LifecycleNode):
             values['answers_lost'] = str(self._lost)
         values.update({k: str(v) for k, v in self._admission.counters().items()})
         values.update({k: str(v) for k, v in self._acks.counters().items()})
+        values['selections_waiting_for_executor'] = str(len(self._outbox))
+        values['selections_never_sent'] = str(self._outbox.dropped)
         encoder = self.router.encoder if self.router else None
         if encoder is not None and hasattr(encoder, 'batches'):
             values['encoder_batches'] = str(encoder.batches)
