@@ -14,13 +14,14 @@ import rclpy
 from rclpy.executors import ExternalShutdownException
 
 from tool_router.msg import SelectedCapabilities, SelectionAck
+from tool_router.nodes.common import ack_qos
 
 
 def main(argv: list[str] | None = None) -> int:
     hold = int(os.environ['SLOW_ACKER_HOLD'])
     rclpy.init(args=argv)
     node = rclpy.create_node('slow_acker')
-    pub = node.create_publisher(SelectionAck, 'executor/acks', 100)
+    pub = node.create_publisher(SelectionAck, 'executor/acks', ack_qos())  # as the executor's
     held: list[str] = []
 
     def on_selection(msg: SelectedCapabilities) -> None:

@@ -147,6 +147,25 @@ def service_qos(depth: int) -> QoSProfile:
     )
 
 
+ACK_HISTORY = 100  # acks kept by the executor's writer for a router whose reader matches late
+
+
+def ack_qos() -> QoSProfile:
+    """Reliable, transient local, the last :data:`ACK_HISTORY` acks (both ends of the ack topic).
+
+    The executor has the router's selection, so that pair of endpoints has matched; its ack
+    writer and the router's ack reader are another pair, discovered separately: an ack
+    published before they match would be lost (volatile) and the answer time out with the
+    selection on disk. Transient local hands a late-matching router the acks it missed.
+    """
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST,
+        depth=ACK_HISTORY,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL,
+    )
+
+
 def client_qos() -> QoSProfile:
     """QoS of a /route_request client: its own answer survives a burst of others' answers."""
     return service_qos(CLIENT_REPLY_DEPTH)

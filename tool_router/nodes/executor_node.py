@@ -76,6 +76,7 @@ from tool_router.msg import (
     WatchEvent,
 )
 from tool_router.nodes.common import (
+    ack_qos,
     declare_from_dict,
     parameter_descriptions,
     flatten,
@@ -326,7 +327,7 @@ class ExecutorNode(Node):
             ConfirmationRequest, c.confirmation_topic, latched(c.confirmation_history)
         )
         self._pending_pub = self.create_publisher(String, c.pending_topic, latched(1))
-        self._ack_pub = self.create_publisher(SelectionAck, c.ack_topic, 100)
+        self._ack_pub = self.create_publisher(SelectionAck, c.ack_topic, ack_qos())
         self._trace_pub = self.create_publisher(ExecutionTrace, c.trace_topic, 50)
         self._watch_pub = self.create_publisher(WatchEvent, c.watch_events_topic, latched(50))
         dispatcher: Any = RosDispatcher(self, bindings)

@@ -38,6 +38,7 @@ from tool_router.executor.conditions import condition_notes
 from tool_router.msg import Request, SelectedCapabilities, SelectionAck
 from tool_router.nodes.acks import AckBook, Held, Outbox
 from tool_router.nodes.common import (
+    ack_qos,
     declare_from_dict,
     parameter_descriptions,
     flatten,
@@ -251,7 +252,7 @@ class RouterNode(LifecycleNode):
             SelectionAck,
             c.ack_topic,
             lambda m: self._acks.deliver(m.request_id, m.accepted, m.reason),
-            100,
+            ack_qos(),
             callback_group=self._ack_group,
         )
         self._ack_timer = self.create_timer(
