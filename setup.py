@@ -36,5 +36,5 @@ setup(
     maintainer_email='tool-router@example.com',
     description='Route natural-language UAV requests to an allowlisted tool catalog.',
     license='Apache-2.0',
-    entry_points={'console_scripts': ['tool-router = tool_router.cli:main']},
+    entry_points={'console_scripts': ['tool-router = tool_router.cli.main:main']},
 )

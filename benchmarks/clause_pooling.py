@@ -27,7 +27,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tool_router.stats import percentile as pct  # noqa: E402
+from tool_router.common.stats import percentile as pct  # noqa: E402
 
 
 def main() -> None:
@@ -43,11 +43,11 @@ def main() -> None:
     if args.smoke:
         args.limit, args.n = 60, 8
     os.environ.setdefault('TOKENIZERS_PARALLELISM', 'false')
-    from tool_router.config import load_router_config
+    from tool_router.routing.config import load_router_config
     from tool_router.evaluation.dataset import load_jsonl
     from tool_router.evaluation.fitting.lcr import fit_variant
-    from tool_router.policies.lcr import FeatureExtractor, LCRParams, LearnedClauseRouter
-    from tool_router.router import Router
+    from tool_router.routing.policies.lcr import FeatureExtractor, LCRParams, LearnedClauseRouter
+    from tool_router.routing.router import Router
 
     router = Router(load_router_config(overrides={'chroma_ephemeral': True}))
     examples = load_jsonl(args.dataset, router.catalog)

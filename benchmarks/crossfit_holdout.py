@@ -31,8 +31,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / 'benchmarks')]
 
 from encoder_cv import fold_extractor, holdout_report, record, route_fold  # noqa: E402
 from writer_holdout import ARMS, split_by_writer  # noqa: E402
-from tool_router.catalog import load_catalog  # noqa: E402
-from tool_router.embeddings import (  # noqa: E402
+from tool_router.common.catalog import load_catalog  # noqa: E402
+from tool_router.routing.embeddings import (  # noqa: E402
     DEFAULT_MODEL,
     SentenceTransformerEncoder,
     apply_patch,
@@ -42,8 +42,8 @@ from tool_router.embeddings import (  # noqa: E402
 from tool_router.evaluation.dataset import load_jsonl  # noqa: E402
 from tool_router.evaluation.fitting.encoder import TopLayers, fine_tune, writer_folds  # noqa: E402
 from tool_router.evaluation.fitting.lcr import CrossFit  # noqa: E402
-from tool_router.paths import config_path  # noqa: E402
-from tool_router.policies.lcr import load_scope_phrases  # noqa: E402
+from tool_router.common.paths import config_path  # noqa: E402
+from tool_router.routing.policies.lcr import load_scope_phrases  # noqa: E402
 
 
 def main() -> int:

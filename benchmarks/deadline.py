@@ -53,14 +53,14 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from llm_server import ModelServer, openai_reply
-    from tool_router.catalog import load_catalog
-    from tool_router.config import RouterConfig
-    from tool_router.index import CatalogIndex
-    from tool_router.llm.client import LLMClient
-    from tool_router.llm.settings import HybridParams, LLMParams
-    from tool_router.paths import config_path
-    from tool_router.router import Router
-    from tool_router.stats import percentile
+    from tool_router.common.catalog import load_catalog
+    from tool_router.routing.config import RouterConfig
+    from tool_router.routing.index import CatalogIndex
+    from tool_router.routing.llm.client import LLMClient
+    from tool_router.routing.llm.settings import HybridParams, LLMParams
+    from tool_router.common.paths import config_path
+    from tool_router.routing.router import Router
+    from tool_router.common.stats import percentile
 
     torch.set_num_threads(1)
     logging.getLogger('tool_router').setLevel(logging.ERROR)  # one warning per timeout
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         from fakes import HashingEncoder
         encoder = HashingEncoder()
     else:
-        from tool_router.embeddings import SentenceTransformerEncoder
+        from tool_router.routing.embeddings import SentenceTransformerEncoder
         encoder = SentenceTransformerEncoder('all-MiniLM-L6-v2', 'cpu')
     index = CatalogIndex.ephemeral(catalog, encoder)
     server = ModelServer()

@@ -100,14 +100,15 @@ class Peer:
             (self.acked if msg.accepted else self.refused).add(msg.request_id)
 
     def send(self, tools: list[str]) -> str:
-        from tool_router.executor import auth
+        from tool_router.common import signing
         from tool_router.msg import SelectedCapabilities
         rid = f'd-{uuid.uuid4().hex[:12]}'
         msg = SelectedCapabilities(request_id=rid, request_text='durability', tools=tools,
                                    scores=[0.5] * len(tools), policy='bench',
                                    clause_index=list(range(len(tools))),
                                    conditions=[''] * len(tools))
-        msg.router_signature = auth.selection_signature(msg)  # as the router signs what it selects
+        # as the router signs what it selects
+        msg.router_signature = signing.selection_signature(msg)
         msg.stamp = self.node.get_clock().now().to_msg()
         self.pub.publish(msg)
         return rid
@@ -133,14 +134,14 @@ def run(kills: int = 10, rate_hz: float = 20.0, critical_every: int = 4, seed: i
     executor_params = (f'trace_dir:={trace_dir}', 'require_signed_execute:=false',
                        'confirm_timeout_s:=30.0',
                        'call_timeout_s:=3.0', 'max_parallel_requests:=8')
-    sim = _start('tool_router.nodes.sim_vehicle', ns, 'state_period_s:=5.0',
+    sim = _start('tool_router.ros.sim_vehicle', ns, 'state_period_s:=5.0',
                  ready='simulated vehicle ready')
     peer = Peer(ns)
     sent: list[str] = []
     kill_states: list[dict[str, int]] = []
     try:
         for round_ in range(kills + 1):
-            executor = _start('tool_router.nodes.executor_node', ns, *executor_params,
+            executor = _start('tool_router.ros.executor_node', ns, *executor_params,
                               ready='executor ready')
             deadline = time.monotonic() + 15
             while not peer.subscribed() and time.monotonic() < deadline:

@@ -28,8 +28,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tool_router.catalog import load_catalog  # noqa: E402
-from tool_router.embeddings import (  # noqa: E402
+from tool_router.common.catalog import load_catalog  # noqa: E402
+from tool_router.routing.embeddings import (  # noqa: E402
     DEFAULT_MODEL,
     SentenceTransformerEncoder,
     apply_patch,
@@ -41,9 +41,9 @@ from tool_router.evaluation.fitting.encoder import Recipe, TopLayers, fine_tune 
 from tool_router.evaluation.augment import augment  # noqa: E402
 from tool_router.evaluation.fitting.lcr import AUGMENT_PER_REQUEST, fit_variant, objective  # noqa: E402,E501
 from tool_router.evaluation.metrics import composite  # noqa: E402
-from tool_router.index import CatalogIndex  # noqa: E402
-from tool_router.paths import config_path  # noqa: E402
-from tool_router.policies.lcr import VARIANTS, FeatureExtractor, decide, load_scope_phrases  # noqa: E402,E501
+from tool_router.routing.index import CatalogIndex  # noqa: E402
+from tool_router.common.paths import config_path  # noqa: E402
+from tool_router.routing.policies.lcr import VARIANTS, FeatureExtractor, decide, load_scope_phrases  # noqa: E402,E501
 
 FOLDS = 5
 SEED = 7

@@ -26,7 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from tool_router.ros_domain import private_domain  # noqa: E402
+from tool_router.ros.domain import private_domain  # noqa: E402
 
 private_domain()
 
@@ -51,13 +51,13 @@ def main() -> int:
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.node import Node
     from tool_router.executor.traces import read_traces, trace_files
-    from tool_router.stats import percentiles
-    from tool_router.executor import auth
+    from tool_router.common.stats import percentiles
+    from tool_router.common import signing
     from tool_router.msg import ExecutionTrace, SelectedCapabilities
 
     trace_dir = Path(tempfile.mkdtemp(prefix='executor-latency-'))
-    procs = [start('tool_router.nodes.sim_vehicle'),
-             start('tool_router.nodes.executor_node', 'mode:=execute', f'trace_dir:={trace_dir}',
+    procs = [start('tool_router.ros.sim_vehicle'),
+             start('tool_router.ros.executor_node', 'mode:=execute', f'trace_dir:={trace_dir}',
                    'selection_topic:=/bench/selected',
                    'require_signed_execute:=false')]  # measures dispatch, not signatures
     rclpy.init()
@@ -83,7 +83,7 @@ def main() -> int:
             msg = SelectedCapabilities(request_id=rid, request_text='battery?',
                                        tools=[args.tool], scores=[1.0], clause_index=[0],
                                        conditions=[''], policy='bench')
-            msg.router_signature = auth.selection_signature(msg)  # as the router signs
+            msg.router_signature = signing.selection_signature(msg)  # as the router signs
             pub.publish(msg)
             if not done[rid].wait(10):
                 raise SystemExit(f'no trace for {rid}')

@@ -128,10 +128,10 @@ class Counts(dict[str, int]):
 
 def in_process(n: int, encoder_every: int, seed: int, router: Any) -> dict[str, Any]:
     """Run ``n`` inputs through the cheap paths, every ``encoder_every``-th through MiniLM."""
-    from tool_router.clauses import split_clauses
-    from tool_router.errors import RequestError
-    from tool_router.llm.parse import MAX_NAMES, parse_reply
-    from tool_router.router import check_text
+    from tool_router.common.clauses import split_clauses
+    from tool_router.common.errors import RequestError
+    from tool_router.routing.llm.parse import MAX_NAMES, parse_reply
+    from tool_router.routing.router import check_text
 
     rng = random.Random(seed)
     pool = seeds()
@@ -195,7 +195,7 @@ def over_ros(n: int, clients: int, seed: int, names: set[str], limit: int) -> di
 
     from load import private_domain, wait_serving
     from tool_router.msg import Request
-    from tool_router.nodes.common import client_qos
+    from tool_router.ros.common import client_qos
     from tool_router.srv import RouteRequest
 
     private_domain()
@@ -203,7 +203,7 @@ def over_ros(n: int, clients: int, seed: int, names: set[str], limit: int) -> di
     pool = seeds()
     texts = [mutate(rng, pool, limit) for _ in range(n)]
     env = dict(os.environ, PYTHONUNBUFFERED='1')
-    node_cmd = [sys.executable, '-m', 'tool_router.nodes.router_node', '--ros-args',
+    node_cmd = [sys.executable, '-m', 'tool_router.ros.router_node', '--ros-args',
                 '-p', 'chroma_ephemeral:=true']
     log_path = Path(os.environ.get('TMPDIR', '/tmp')) / f'fuzz_router_{os.getpid()}.log'
     log = open(log_path, 'w')
@@ -233,7 +233,7 @@ def over_ros(n: int, clients: int, seed: int, names: set[str], limit: int) -> di
         queue = list(enumerate(texts))
 
         def worker() -> None:
-            # one per thread, with a deep reply history (tool_router/nodes/common.py)
+            # one per thread, with a deep reply history (tool_router/ros/common.py)
             client = node.create_client(RouteRequest, '/route_request', qos_profile=client_qos())
             client.wait_for_service(timeout_sec=30)
             while True:
@@ -303,8 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     torch.set_num_threads(1)
-    from tool_router.config import load_router_config
-    from tool_router.router import Router
+    from tool_router.routing.config import load_router_config
+    from tool_router.routing.router import Router
 
     router = Router(load_router_config(overrides={'chroma_ephemeral': True}))
     report: dict[str, Any] = {'args': vars(args)}

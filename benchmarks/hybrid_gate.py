@@ -28,9 +28,9 @@ sys.path.insert(0, str(ROOT / 'test'))
 def measure(dataset: Path, limit: int = 0) -> list[dict[str, Any]]:
     """One row per gate setting: calls, call rate, abstentions sent."""
     from llm_server import ModelServer
-    from tool_router.config import load_router_config
+    from tool_router.routing.config import load_router_config
     from tool_router.evaluation.dataset import load_jsonl
-    from tool_router.router import Router
+    from tool_router.routing.router import Router
 
     base = load_router_config()
     examples = load_jsonl(dataset, None)

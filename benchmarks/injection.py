@@ -34,7 +34,7 @@ class PassThrough:
     """The screen switched off (for the before/after comparison only)."""
 
     def screen(self, text: str) -> Any:
-        from tool_router.safety import Screened
+        from tool_router.routing.safety import Screened
 
         return Screened(text)
 
@@ -89,8 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     torch.set_num_threads(1)
-    from tool_router.config import load_router_config
-    from tool_router.router import Router
+    from tool_router.routing.config import load_router_config
+    from tool_router.routing.router import Router
 
     router = Router(load_router_config(overrides={'chroma_ephemeral': True}))
     report = evaluate(router, tuple(p for p in args.policies.split(',') if p))

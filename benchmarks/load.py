@@ -31,13 +31,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tool_router import ros_domain, stats  # noqa: E402
+from tool_router.common import stats  # noqa: E402
+from tool_router.ros import domain as ros_domain  # noqa: E402
 
 
 def private_domain() -> None:
     """A ROS domain of our own on the loopback, so other nodes on the machine answer nothing.
 
-    TOOL_ROUTER_BENCH_DOMAIN picks it; otherwise a free one is claimed (tool_router/ros_domain.py),
+    TOOL_ROUTER_BENCH_DOMAIN picks it; otherwise a free one is claimed (tool_router/ros/domain.py),
     whatever ROS_DOMAIN_ID says (a benchmark never joins the caller's graph).
     """
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
@@ -98,7 +99,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     import rclpy
     from rclpy.executors import MultiThreadedExecutor
 
-    from tool_router.nodes.common import client_qos
+    from tool_router.ros.common import client_qos
     from tool_router.srv import RouteRequest
 
     private_domain()
@@ -132,7 +133,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
         from diagnostic_msgs.msg import DiagnosticArray
         node.create_subscription(DiagnosticArray, '/diagnostics', on_diag, 10)
-        # A deep reply history, as tool_router's own client has (tool_router/nodes/common.py).
+        # A deep reply history, as tool_router's own client has (tool_router/ros/common.py).
         clients = [node.create_client(RouteRequest, '/route_request', qos_profile=client_qos())
                    for _ in range(args.clients)]
         if not clients[0].wait_for_service(timeout_sec=60):

@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / 'benchmarks'))
 
-from tool_router.stats import percentile  # noqa: E402
+from tool_router.common.stats import percentile  # noqa: E402
 
 HOG_PLAIN = 'while True:\n    pass\n'
 HOG_TORCH = (
@@ -93,7 +93,7 @@ class Hogs:
 
 
 def node_argv(params: list[str]) -> list[str]:
-    cmd = [sys.executable, '-m', 'tool_router.nodes.router_node', '--ros-args']
+    cmd = [sys.executable, '-m', 'tool_router.ros.router_node', '--ros-args']
     for p in params:
         cmd += ['-p', p]
     return cmd
@@ -117,7 +117,7 @@ def stop(proc: subprocess.Popen) -> None:
 # -- client worker (a separate process per client) -----------------------------------
 def client_worker(args: argparse.Namespace) -> None:
     texts = json.loads(Path(args.texts).read_text())
-    from tool_router.nodes.client import RouteClient
+    from tool_router.ros.client import RouteClient
 
     with RouteClient(wait_s=120) as client:
         for t in texts[:3]:  # warm up: discovery of the reply path
@@ -197,7 +197,7 @@ def router_counters(wait_s: float = 10.0) -> dict[str, float]:
     """The router's own counters from one fresh /diagnostics message (batching, busy)."""
     from diagnostic_msgs.msg import DiagnosticArray
 
-    from tool_router.nodes.client import RouteClient
+    from tool_router.ros.client import RouteClient
 
     got: dict[str, float] = {}
 
@@ -220,7 +220,7 @@ def router_counters(wait_s: float = 10.0) -> dict[str, float]:
 
 def wait_first_answer(text: str, deadline_s: float) -> float:
     """Seconds until /route_request answers ``text`` successfully (from the call of this)."""
-    from tool_router.nodes.client import RouteClient
+    from tool_router.ros.client import RouteClient
 
     start = time.perf_counter()
     with RouteClient(wait_s=deadline_s) as client:
@@ -274,7 +274,7 @@ def main() -> None:
     ap.add_argument('--start-at', type=float, default=0.0, help=argparse.SUPPRESS)
     ap.add_argument('--timeout', type=float, default=30.0, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    from tool_router.ros_domain import private_domain
+    from tool_router.ros.domain import private_domain
 
     private_domain()  # inherited by the client workers and the node
     os.environ.setdefault('TOKENIZERS_PARALLELISM', 'false')
@@ -302,8 +302,8 @@ def overrides_from(params: list[str]) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace, skip: set[str]) -> dict[str, Any]:
-    from tool_router.config import load_router_config
-    from tool_router.router import Router
+    from tool_router.routing.config import load_router_config
+    from tool_router.routing.router import Router
 
     lines = (ROOT / 'benchmarks' / 'data' / 'dev.jsonl').read_text().splitlines()
     pool = [json.loads(line)['request'] for line in lines]
@@ -365,7 +365,7 @@ def run(args: argparse.Namespace, skip: set[str]) -> dict[str, Any]:
         if not {'ros', 'clients'} <= skip:
             node = start_node(params, tmp / 'node.log')
             try:
-                from tool_router.nodes.client import RouteClient
+                from tool_router.ros.client import RouteClient
 
                 wait_first_answer(texts[0], 180)
                 if 'ros' not in skip:
@@ -419,7 +419,7 @@ def loaded_runs(texts: list[str], floor: Any, lcr: Any, nice: int,
                 fig: dict[str, Any]) -> dict[str, tuple[list[float], list[float]]]:
     """Floor and lcr latencies beside the hogs: at the process's priority ('default') and,
     with ``nice``, at that priority too ('nice', serving.nice), alternating blocks of 10."""
-    from tool_router.serving import set_priority
+    from tool_router.routing.serving import set_priority
 
     base = os.getpriority(os.PRIO_PROCESS, 0)
     arms = ['default']
@@ -449,7 +449,7 @@ def loaded_runs(texts: list[str], floor: Any, lcr: Any, nice: int,
 
 def thread_encoders(router: Any, inner: Any, cores: int) -> dict[int, Any]:
     """One forward pass with 1 thread and with one per core, same backend and model."""
-    from tool_router.embeddings import SentenceTransformerEncoder
+    from tool_router.routing.embeddings import SentenceTransformerEncoder
 
     backend = getattr(inner, 'backend', 'torch')
     out: dict[int, Any] = {}
@@ -479,8 +479,8 @@ def save(args: argparse.Namespace, fig: dict[str, Any]) -> None:
 def big_catalog(args: argparse.Namespace, tmp: Path, pool: list[str],
                 overrides: dict[str, Any], small_p50: float, encoder: Any) -> dict[str, Any]:
     import catalog_gen
-    from tool_router.config import load_router_config
-    from tool_router.router import Router
+    from tool_router.routing.config import load_router_config
+    from tool_router.routing.router import Router
 
     path = catalog_gen.write(args.big, tmp / 'big.yaml', ROOT / 'config' / 'catalog.yaml')
     before = rss_mb()

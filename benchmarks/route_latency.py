@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def summary(name: str, values: list[float]) -> str:
-    from tool_router.stats import percentiles
+    from tool_router.common.stats import percentiles
 
     q = percentiles(values, (50, 99))
     return (f'{name:34s} n={len(values):4d}  median {q["p50"]:7.2f} ms  '
@@ -33,15 +33,15 @@ def main() -> None:
     ap.add_argument('-n', type=int, default=200)
     ap.add_argument('--policy', default='')
     args = ap.parse_args()
-    from tool_router.ros_domain import private_domain
+    from tool_router.ros.domain import private_domain
 
     private_domain()
     lines = (ROOT / 'benchmarks' / 'data' / 'dev.jsonl').read_text().splitlines()
     texts = [json.loads(line)['request'] for line in lines]
     texts = [texts[i % len(texts)] for i in range(args.n)]
 
-    from tool_router.config import load_router_config
-    from tool_router.router import Router
+    from tool_router.routing.config import load_router_config
+    from tool_router.routing.router import Router
     router = Router(load_router_config(overrides={'chroma_ephemeral': True}))
     policy = args.policy or router.config.policy
     for t in texts[:10]:
@@ -53,12 +53,12 @@ def main() -> None:
         in_process.append((time.perf_counter() - start) * 1000)
 
     node = subprocess.Popen(
-        [sys.executable, '-m', 'tool_router.nodes.router_node', '--ros-args',
+        [sys.executable, '-m', 'tool_router.ros.router_node', '--ros-args',
          '-p', 'chroma_ephemeral:=true'],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         env={**os.environ, 'PYTHONPATH': str(ROOT)})
     try:
-        from tool_router.nodes.client import RouteClient
+        from tool_router.ros.client import RouteClient
         with RouteClient(wait_s=120) as client:
             for t in texts[:10]:
                 client.call(t, policy)

@@ -39,7 +39,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / 'benchmarks')]
 
-from tool_router.stats import percentile as pct  # noqa: E402
+from tool_router.common.stats import percentile as pct  # noqa: E402
 
 
 def memory_mb() -> dict[str, float]:
@@ -72,8 +72,8 @@ def size_overrides(size: int, work: Path, chroma_dir: Path | None,
 def one_size(n_tools: int, n: int, chroma_dir: Path | None,
              threads: int | None) -> dict[str, Any]:
     """Measure one catalog size in this process (see the module docstring)."""
-    from tool_router.config import load_router_config
-    from tool_router.router import Router
+    from tool_router.routing.config import load_router_config
+    from tool_router.routing.router import Router
 
     base = memory_mb()
     overrides = size_overrides(n_tools, Path(tempfile.mkdtemp(prefix='tr-scale-')),
@@ -141,8 +141,8 @@ def one_size(n_tools: int, n: int, chroma_dir: Path | None,
 def interleaved(sizes: list[int], n: int, chroma_dir: Path | None, threads: int | None
                 ) -> dict[str, Any]:
     """All sizes in one process, one encoder, request by request: ratios free of load drift."""
-    from tool_router.config import load_router_config
-    from tool_router.router import Router
+    from tool_router.routing.config import load_router_config
+    from tool_router.routing.router import Router
 
     work = Path(tempfile.mkdtemp(prefix='tr-scale-'))
     routers: dict[int, Any] = {}

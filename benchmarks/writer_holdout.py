@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / 'benchmarks')]
 
 from encoder_cv import holdout_report, record, route_fold  # noqa: E402
-from tool_router.catalog import load_catalog  # noqa: E402
-from tool_router.embeddings import (  # noqa: E402
+from tool_router.common.catalog import load_catalog  # noqa: E402
+from tool_router.routing.embeddings import (  # noqa: E402
     DEFAULT_MODEL,
     SentenceTransformerEncoder,
     apply_patch,
@@ -32,8 +32,8 @@ from tool_router.embeddings import (  # noqa: E402
 )
 from tool_router.evaluation.dataset import load_jsonl  # noqa: E402
 from tool_router.evaluation.fitting.encoder import Recipe, TopLayers, fine_tune  # noqa: E402
-from tool_router.paths import config_path  # noqa: E402
-from tool_router.policies.lcr import load_scope_phrases  # noqa: E402
+from tool_router.common.paths import config_path  # noqa: E402
+from tool_router.routing.policies.lcr import load_scope_phrases  # noqa: E402
 
 ARMS = {
     'base': Recipe(),  # the shipped recipe

@@ -1,12 +1,14 @@
-"""Check the import graph of tool_router: no cycle, and no arrow from the core to the CLI.
+"""Check the import graph of tool_router: no cycle, and every arrow between allowed layers.
 
-    python scripts/import_graph.py          # prints the cycles / upward arrows; exit 1 if any
+    python scripts/import_graph.py          # prints the cycles / forbidden arrows; exit 1 if any
 
 Every ``import`` counts, also those inside functions (a lazy import is still an
-arrow); imports under ``if TYPE_CHECKING:`` do not (they never run). The CLI
-layer is ``tool_router/cli*.py``, ``completion.py`` and every ``cli.py`` of a
-sub-package; the
-ROS glue (``nodes/``) may import the core, never the other way round.
+arrow); imports under ``if TYPE_CHECKING:`` do not (they never run). The layers
+(:data:`ALLOWED`): ``common`` imports nothing of ours; ``routing`` and ``executor``
+import ``common`` and never each other; ``sim`` imports ``common``; ``evaluation``
+imports ``common`` and ``routing``; ``ros`` (the nodes) anything but the CLI; the
+CLI anything. Only ``ros`` and ``cli`` import the generated interfaces
+(``tool_router.msg``, ``tool_router.srv``).
 """
 
 from __future__ import annotations
@@ -80,7 +82,7 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
         counter[0] += 1
         stack.append(v)
         on.add(v)
-        for w in edges[v]:
+        for w in edges.get(v, ()):
             if w not in index:
                 strong(w)
                 low[v] = min(low[v], low[w])
@@ -104,23 +106,39 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
-def is_cli(module: str) -> bool:
-    last = module.rsplit('.', 1)[-1]
-    return last in ('cli', 'cli_core', 'cli_common', 'completion')
+# Which layer may import which (its own always): the layout of docs/ARCHITECTURE.md.
+ALLOWED: dict[str, set[str]] = {
+    'common': set(),
+    'routing': {'common'},
+    'executor': {'common'},
+    'sim': {'common'},
+    'evaluation': {'common', 'routing'},
+    'ros': {'common', 'routing', 'executor', 'sim', 'evaluation', 'interfaces'},
+    'cli': {'common', 'routing', 'executor', 'sim', 'evaluation', 'ros', 'interfaces'},
+    'root': set(),
+}
 
 
-def is_glue(module: str) -> bool:
-    return module.startswith('tool_router.nodes')
+def layer(module: str) -> str:
+    """``common``, ``routing``, ``executor``, ``sim``, ``evaluation``, ``ros``, ``cli``, ``root``.
+
+    ``interfaces`` is the package itself as an import target (``from tool_router.msg import``):
+    the generated ROS interfaces, which only the ROS glue and the CLI may use.
+    """
+    parts = module.split('.')
+    if len(parts) == 1:
+        return 'root'
+    return parts[1] if parts[1] in ALLOWED else 'root'
 
 
 def upward(edges: dict[str, set[str]]) -> list[tuple[str, str]]:
-    """(core module, CLI or ROS-glue module it imports)."""
+    """(module, module it may not import): across wings, from the core to ROS or the CLI."""
     bad = []
     for src, targets in edges.items():
-        if is_cli(src):
-            continue
+        here = layer(src)
         for dst in targets:
-            if is_cli(dst) or (is_glue(dst) and not is_glue(src)):
+            there = 'interfaces' if dst == 'tool_router' else layer(dst)
+            if there != here and there not in ALLOWED.get(here, set()):
                 bad.append((src, dst))
     return sorted(bad)
 

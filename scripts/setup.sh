@@ -38,19 +38,22 @@ export AMENT_PREFIX_PATH="$VENV" CMAKE_PREFIX_PATH="$VENV"
 cmake -S . -B build -DCMAKE_INSTALL_PREFIX="$VENV" -DPython3_EXECUTABLE="$VENV/bin/python" \
   -DBUILD_TESTING=OFF > build.log 2>&1 || { tail -n 40 build.log; exit 1; }
 cmake --build build -j"$(nproc)" >> build.log 2>&1 || { tail -n 40 build.log; exit 1; }
+# The installed package is replaced whole: a module moved or deleted in the tree must not live
+# on in the venv (tool_router/__init__.py's extend_path would still import it from there).
+rm -rf "$VENV"/lib/python3*/site-packages/tool_router
 cmake --install build >> build.log 2>&1 || { tail -n 40 build.log; exit 1; }
 mv build.log build/build.log
 
 # Smoke check: the interfaces and the CLI import from the installed prefix.
-(cd /tmp && "$VENV/bin/python" -c "from tool_router.srv import RouteRequest; from tool_router.router import Router")
+(cd /tmp && "$VENV/bin/python" -c "from tool_router.srv import RouteRequest; from tool_router.routing.router import Router")
 "$VENV/bin/tool-router" --help > /dev/null
 # The shipped model: the stock MiniLM with the fine-tuned top layer of
 # config/encoder_patch.safetensors applied (cached by the patch's hash), then its ONNX Runtime
 # export (cached by that directory), made once here instead of on the first start.
-(cd /tmp && HF_HUB_OFFLINE=1 "$VENV/bin/python" -m tool_router.embeddings \
+(cd /tmp && HF_HUB_OFFLINE=1 "$VENV/bin/python" -m tool_router.routing.embeddings \
   --model all-MiniLM-L6-v2-uav --export onnx > /dev/null)
 # lcr's exemplar memory (the development requests in config/lcr_model.json), embedded once with
-# that model and cached by the texts' and the weights' digest (tool_router/exemplars.py).
+# that model and cached by the texts' and the weights' digest (tool_router/routing/exemplars.py).
 # One in-memory route builds lcr, which embeds them (the first start after a refit takes ~20 s).
 (cd /tmp && HF_HUB_OFFLINE=1 "$VENV/bin/tool-router" route "take off" \
   --set chroma_ephemeral=true > /dev/null)

@@ -8,7 +8,7 @@ fixtures include ``encoder`` (directly or through ``index``/``router``) is
 marked slow here automatically, so the fast tier never loads the model.
 
 Every test session gets its own ROS domains (a lock file per domain id,
-``tool_router/ros_domain.py``; an explicit ``ROS_DOMAIN_ID`` is kept) and keeps
+``tool_router/ros/domain.py``; an explicit ``ROS_DOMAIN_ID`` is kept) and keeps
 DDS discovery on the loopback interface, so concurrent runs do not see each
 other's nodes; each test module takes the next of the session's
 ``DOMAINS_PER_RUN`` domains, so it never meets what the modules before it left
@@ -35,7 +35,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from tool_router.ros_domain import private_domains  # noqa: E402
+from tool_router.ros.domain import private_domains  # noqa: E402
 
 DOMAINS_PER_RUN = 8
 DOMAINS = private_domains(DOMAINS_PER_RUN)
@@ -72,15 +72,15 @@ def module_domain():
 
 @pytest.fixture(scope='session')
 def catalog():
-    from tool_router.catalog import load_catalog
+    from tool_router.common.catalog import load_catalog
 
     return load_catalog(ROOT / 'config' / 'catalog.yaml')
 
 
 @pytest.fixture(scope='session')
 def encoder():
-    from tool_router.config import load_router_config
-    from tool_router.embeddings import SentenceTransformerEncoder
+    from tool_router.routing.config import load_router_config
+    from tool_router.routing.embeddings import SentenceTransformerEncoder
 
     # the shipped model (the fine-tuned MiniLM), on torch: what the fitted lcr expects
     return SentenceTransformerEncoder(load_router_config().model, 'cpu')
@@ -88,15 +88,15 @@ def encoder():
 
 def shipped_router(index):
     """The shipped configuration over an in-memory index."""
-    from tool_router.config import load_router_config
-    from tool_router.router import Router
+    from tool_router.routing.config import load_router_config
+    from tool_router.routing.router import Router
 
     return Router(load_router_config(overrides={'chroma_ephemeral': True}), index=index)
 
 
 @pytest.fixture(scope='session')
 def index(catalog, encoder):
-    from tool_router.index import CatalogIndex
+    from tool_router.routing.index import CatalogIndex
 
     return CatalogIndex.ephemeral(catalog, encoder)
 
@@ -116,7 +116,7 @@ def fake_encoder():
 
 @pytest.fixture(scope='session')
 def fake_index(catalog, fake_encoder):
-    from tool_router.index import CatalogIndex
+    from tool_router.routing.index import CatalogIndex
 
     return CatalogIndex.ephemeral(catalog, fake_encoder)
 

@@ -1,7 +1,7 @@
 """Deterministic stand-ins for the sentence encoder (the fast test tier's encoders).
 
 Not mocks of behaviour we rely on: both are real bag-of-words encoders that
-return unit float32 vectors, as :class:`tool_router.embeddings.Encoder` asks.
+return unit float32 vectors, as :class:`tool_router.routing.embeddings.Encoder` asks.
 
 * :class:`BagOfWordsEncoder` has a fixed vocabulary, so distances in hand-made
   policy cases can be worked out by hand.

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tool_router.index import CatalogIndex
-from tool_router.policies.base import Decision, words
-from tool_router.policies.registry import PolicyContext
+from tool_router.routing.index import CatalogIndex
+from tool_router.routing.policies.base import Decision, words
+from tool_router.routing.policies.registry import PolicyContext
 
 
 class KeywordParams(BaseModel):

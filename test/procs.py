@@ -7,7 +7,7 @@ the end of the session (``pytest_unconfigure`` in conftest), at interpreter exit
 interrupted by SIGTERM or SIGHUP. When pytest dies without running any of them
 (SIGKILL), each child started from the main thread gets SIGTERM from the kernel
 (``PR_SET_PDEATHSIG``). Children keep the run's ROS domain lock
-(:mod:`tool_router.ros_domain`), so no later run joins the domain of an orphan.
+(:mod:`tool_router.ros.domain`), so no later run joins the domain of an orphan.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from tool_router.ros_domain import held_fds
+from tool_router.ros.domain import held_fds
 
 ROOT = Path(__file__).resolve().parent.parent
 PR_SET_PDEATHSIG = 1

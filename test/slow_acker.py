@@ -14,7 +14,7 @@ import rclpy
 from rclpy.executors import ExternalShutdownException
 
 from tool_router.msg import SelectedCapabilities, SelectionAck
-from tool_router.nodes.common import ack_qos
+from tool_router.ros.common import ack_qos
 
 
 def main(argv: list[str] | None = None) -> int:

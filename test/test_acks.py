@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from tool_router.nodes.acks import AckBook, Held, Outbox
+from tool_router.ros.acks import AckBook, Held, Outbox
 
 
 class Clock:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tool_router.cli import main
+from tool_router.cli.main import main
 from tool_router.evaluation.augment import NOISES, augment, numbered, repeat
 from tool_router.evaluation.dataset import Example
 

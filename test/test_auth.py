@@ -5,7 +5,8 @@ import os
 
 import pytest
 
-from tool_router.errors import ConfigError
+from tool_router.common.errors import ConfigError
+from tool_router.common import signing
 from tool_router.executor import auth
 
 RISK = {'arm_motors': 'critical', 'payload_release': 'critical', 'winch_control': 'payload',
@@ -33,8 +34,8 @@ def verifier(path, clock):
 
 
 def signed(path, op, rid='r1', tool='arm_motors', approve=True, clock=None):
-    key = auth.read_key(auth.key_path(path, op))
-    return auth.sign_confirmation(key, op.key_id, rid, tool, approve, clock or Clock())
+    key = signing.read_key(auth.key_path(path, op))
+    return signing.sign_confirmation(key, op.key_id, rid, tool, approve, clock or Clock())
 
 
 def check(v, s, tools=('arm_motors',)):
@@ -142,7 +143,7 @@ def test_operators_file_errors_name_the_field(tmp_path):
 
 def test_no_operators_file_means_every_confirmation_is_refused(tmp_path):
     v = auth.ConfirmationVerifier.from_file(tmp_path / 'none.yaml', RISK.__getitem__)
-    s = auth.SignedConfirmation(request_id='r', tool='arm_motors', approve=True,
+    s = signing.SignedConfirmation(request_id='r', tool='arm_motors', approve=True,
                                 timestamp=0.0, nonce='n' * 20, key_id='k-x-1',
                                 signature='a' * 64)
     assert check(v, s).reason == 'unknown_key'

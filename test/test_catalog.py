@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tool_router.catalog import Kind, Risk, load_catalog
-from tool_router.errors import CatalogError
+from tool_router.common.catalog import Kind, Risk, load_catalog
+from tool_router.common.errors import CatalogError
 
 SOURCE = Path(__file__).resolve().parents[2] / 'shared' / 'catalog' / 'drone_tools.yaml'
 

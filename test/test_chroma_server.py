@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tool_router.config import RouterConfig
-from tool_router.router import Router
+from tool_router.routing.config import RouterConfig
+from tool_router.routing.router import Router
 
 pytestmark = pytest.mark.slow  # starts ROS or server processes
 
@@ -67,7 +67,7 @@ def test_router_over_a_chroma_server(chroma_server, catalog, encoder):
 
 
 def test_unreachable_server_is_a_clear_error(catalog, encoder):
-    from tool_router.errors import IndexStoreError
+    from tool_router.common.errors import IndexStoreError
 
     with pytest.raises(IndexStoreError):
         Router(

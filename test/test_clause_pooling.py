@@ -6,10 +6,10 @@ import json
 import numpy as np
 import pytest
 
-from tool_router.clauses import normalise, split_clauses
-from tool_router.errors import ConfigError
-from tool_router.paths import config_path
-from tool_router.policies.lcr import LCRParams, LearnedClauseRouter, clause_spans
+from tool_router.common.clauses import normalise, split_clauses
+from tool_router.common.errors import ConfigError
+from tool_router.common.paths import config_path
+from tool_router.routing.policies.lcr import LCRParams, LearnedClauseRouter, clause_spans
 
 
 def test_spans_cover_each_clause_and_a_condition_from_its_connective():
@@ -30,7 +30,7 @@ def test_spans_cover_each_clause_and_a_condition_from_its_connective():
 
 
 def test_a_clause_that_is_not_in_the_text_gives_no_spans():
-    from tool_router.clauses import Clause
+    from tool_router.common.clauses import Clause
 
     assert clause_spans('land now', [Clause(0, 'take off', 'action')], []) is None
 
@@ -43,14 +43,14 @@ def test_a_scorer_fitted_without_pooling_is_refused_with_pooling_on(fake_index):
 @pytest.fixture(scope='module')
 def onnx_encoder():
     """MiniLM on ONNX Runtime (the default backend; token vectors for pooling)."""
-    from tool_router.embeddings import SentenceTransformerEncoder
+    from tool_router.routing.embeddings import SentenceTransformerEncoder
 
     return SentenceTransformerEncoder('all-MiniLM-L6-v2', 'cpu', backend='onnx')
 
 
 @pytest.mark.slow
 def test_a_scorer_fitted_with_pooling_routes_in_one_pass(onnx_encoder, catalog, tmp_path):
-    from tool_router.index import CatalogIndex
+    from tool_router.routing.index import CatalogIndex
 
     index = CatalogIndex.ephemeral(catalog, onnx_encoder)
     raw = json.loads(config_path('lcr_model.json').read_text())

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tool_router.clauses import fragments, split_clauses
+from tool_router.common.clauses import fragments, split_clauses
 
 
 def test_full_prompt_first_then_clauses():

@@ -10,9 +10,9 @@ import sys
 import pytest
 from procs import ROOT
 
-from tool_router.cli import build_parser, main
-from tool_router.cli_core import serve_processes
-from tool_router.completion import bash_script
+from tool_router.cli.main import build_parser, main
+from tool_router.cli.core import serve_processes
+from tool_router.cli.completion import bash_script
 
 
 def cli(*args: str, **kw) -> subprocess.Popen:
@@ -82,7 +82,7 @@ def test_set_errors_name_the_override_not_the_shipped_file(capsys):
 
 
 def test_empty_request_is_refused_before_the_model_loads(capsys, monkeypatch):
-    import tool_router.router as router_module
+    import tool_router.routing.router as router_module
 
     def no_model(*_a, **_k):
         raise AssertionError('the router (and its model) must not be built for an empty request')
@@ -92,7 +92,7 @@ def test_empty_request_is_refused_before_the_model_loads(capsys, monkeypatch):
 
 
 def test_plain_route_output_says_why_nothing_was_selected(fake_index, capsys, monkeypatch):
-    import tool_router.router as router_module
+    import tool_router.routing.router as router_module
 
     real = router_module.Router
     monkeypatch.setattr(router_module, 'Router', lambda config: real(config, index=fake_index))

@@ -62,8 +62,8 @@ def test_colcon_builds_the_package_and_its_interfaces(tmp_path):
     for path in (
         'tool_router/srv/_route_request.py',
         'tool_router/msg/_selected_capabilities.py',
-        'tool_router/router.py',
-        'tool_router/nodes/router_node.py',
+        'tool_router/routing/router.py',
+        'tool_router/ros/router_node.py',
     ):
         assert (site / path).exists(), path
     assert (ws / 'install' / 'tool_router' / 'lib' / 'tool_router' / 'router_node').exists()
@@ -81,7 +81,7 @@ def test_colcon_builds_the_package_and_its_interfaces(tmp_path):
     ).exists()
     # The installed package imports from the workspace install, interfaces and node code alike.
     probe = (
-        'import tool_router, tool_router.srv, tool_router.nodes.router_node as n; '
+        'import tool_router, tool_router.srv, tool_router.ros.router_node as n; '
         'from tool_router.srv import RouteRequest; print(tool_router.__file__)'
     )
     run_env = {

@@ -5,11 +5,11 @@ import random
 
 import pytest
 
-from tool_router.catalog import Kind
-from tool_router.executor.conditions import (
+from tool_router.common.catalog import Kind
+from tool_router.common.conditions import (
     CLOCK, HOME, QUANTITIES, STATES, Predicate, Unreadable, condition_notes, decode_reading,
     distance_m, encode_reading, parse_condition)
-from tool_router.executor.sim_state import READINGS, SENSORS, SimVehicle
+from tool_router.sim.vehicle import READINGS, SENSORS, SimVehicle
 
 PARSES = [
     # text, context sensors, sensor, field, op, threshold

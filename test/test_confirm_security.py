@@ -19,6 +19,7 @@ pytestmark = pytest.mark.slow  # starts ROS processes
 
 def test_only_a_signed_confirmation_from_a_permitted_role_dispatches(tmp_path):
     from std_msgs.msg import String
+    from tool_router.common import signing
     from tool_router.executor import auth
     from tool_router.msg import ConfirmationRequest
 
@@ -27,7 +28,7 @@ def test_only_a_signed_confirmation_from_a_permitted_role_dispatches(tmp_path):
     perms = tmp_path / 'permissions.yaml'
     perms.write_text(PERMS)
     traces = tmp_path / 'traces'
-    executor = start('tool_router.nodes.executor_node', '-p', f'trace_dir:={traces}',
+    executor = start('tool_router.ros.executor_node', '-p', f'trace_dir:={traces}',
                      '-p', f'permissions_file:={perms}', '-p', f'operators_file:={operators}',
                      '-p', 'selection_topic:=/sec/selected', '-p', 'confirm_service:=/sec/confirm',
                      '-p', 'confirmation_topic:=/sec/confirmation_requests',
@@ -97,7 +98,7 @@ def test_only_a_signed_confirmation_from_a_permitted_role_dispatches(tmp_path):
     assert 'SECURITY: refused confirmation' in executor.output
     # the executor's trace lines form an intact chain under its signed manifest
     from tool_router.executor.chain import verify_directory
-    report = verify_directory(traces, auth.read_key(tmp_path / 'chain.key'))
+    report = verify_directory(traces, signing.read_key(tmp_path / 'chain.key'))
     assert report.ok and report.records >= 10 and report.manifests == 1, report
 
     # keys never leave their files: not in the log, the traces or the operators file
@@ -113,9 +114,10 @@ def test_only_a_signed_confirmation_from_a_permitted_role_dispatches(tmp_path):
 
 def _signed(operators, rid, tool='arm_motors', age_s=0.0) -> dict:
     """ConfirmTool fields signed by alice over ``tool`` (``age_s`` seconds ago)."""
+    from tool_router.common import signing
     from tool_router.executor import auth
     op = next(o for o in auth.load_operators_file(operators).operators if o.name == 'alice')
-    s = auth.sign_confirmation(auth.read_key(auth.key_path(operators, op)), op.key_id, rid,
+    s = signing.sign_confirmation(signing.read_key(auth.key_path(operators, op)), op.key_id, rid,
                                tool, True, clock=lambda: time.time() - age_s)
     return {'key_id': s.key_id, 'timestamp': s.timestamp, 'nonce': s.nonce,
             'signature': s.signature}
@@ -134,7 +136,7 @@ def _wait_records(directory, rid, count, timeout_s=30.0):
 def test_insecure_confirmations_are_logged_loudly_and_recorded_as_unsigned(tmp_path):
     from tool_router.msg import ConfirmationRequest
     traces = tmp_path / 'traces'
-    executor = start('tool_router.nodes.executor_node', '-p', f'trace_dir:={traces}',
+    executor = start('tool_router.ros.executor_node', '-p', f'trace_dir:={traces}',
                      '-p', 'insecure_confirmations:=true', '-p', 'selection_topic:=/ins/selected',
                      *UNSIGNED,
                      '-p', 'confirm_service:=/ins/confirm',

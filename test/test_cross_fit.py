@@ -5,12 +5,12 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from tool_router.embeddings import patch_meta, save_patch
-from tool_router.errors import ConfigError
+from tool_router.routing.embeddings import patch_meta, save_patch
+from tool_router.common.errors import ConfigError
 from tool_router.evaluation.dataset import Example
 from tool_router.evaluation.fitting.encoder import fold_meta, writer_folds
 from tool_router.evaluation.fitting.lcr import CrossFit, cross_fit_extractors, fit_variant
-from tool_router.policies.lcr import VARIANTS, FeatureExtractor
+from tool_router.routing.policies.lcr import VARIANTS, FeatureExtractor
 
 
 def ex(i, writer=None, **extra):
@@ -127,9 +127,9 @@ def test_fold_patches_are_checked_against_the_dataset(tmp_path):
 
 
 def test_a_fold_patch_is_never_written_over_the_shipped_encoder(tmp_path, capsys):
-    from tool_router.cli import main
-    from tool_router.embeddings import PATCH_FILE
-    from tool_router.paths import config_path
+    from tool_router.cli.main import main
+    from tool_router.routing.embeddings import PATCH_FILE
+    from tool_router.common.paths import config_path
 
     before = config_path(PATCH_FILE).read_bytes()
     dev = tmp_path / 'dev.jsonl'
@@ -173,7 +173,7 @@ def test_cv_by_writer_keeps_each_writer_out_of_the_model_that_scores_it(fake_ind
     """fit lcr's writer line: folds grouped by writer, scored at the random folds' thresholds."""
     from tool_router.evaluation.fitting.lcr import (
         FOLDS, Rows, _fit_rows, by_writer, cross_validate, evaluate_cv)
-    from tool_router.policies.lcr import logistic
+    from tool_router.routing.policies.lcr import logistic
 
     texts = [('land now', 'land'), ('come back home', 'return_to_home'),
              ('battery level?', 'battery_status'), ('tell me a joke', ''),

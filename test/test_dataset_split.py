@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tool_router.cli import main
+from tool_router.cli.main import main
 from tool_router.evaluation.dataset import Example, load_jsonl, stratified_split
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -147,8 +147,8 @@ def test_the_public_style_probe_is_new_wording_and_a_reporting_split(catalog):
         refuse_reporting_data,
         reporting_split_files,
     )
-    from tool_router.errors import DatasetError
-    from tool_router.policies.lcr import load_scope_phrases
+    from tool_router.common.errors import DatasetError
+    from tool_router.routing.policies.lcr import load_scope_phrases
 
     probe_file = DATA / 'probe' / 'test_public_style.jsonl'
     probe = load_jsonl(probe_file, catalog)  # annotation checks: levels, tools, duplicates

@@ -5,14 +5,14 @@ import torch
 
 import threading
 
-from tool_router.embeddings import (
+from tool_router.routing.embeddings import (
     OnnxSentenceModel,
     SentenceTransformerEncoder,
     length_groups,
     resolve_device,
     resolve_model,
 )
-from tool_router.errors import ConfigError
+from tool_router.common.errors import ConfigError
 
 
 def test_default_model_resolves_to_the_shipped_weights():

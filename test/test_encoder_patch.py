@@ -4,7 +4,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tool_router.embeddings import (
+from tool_router.routing.embeddings import (
     DEFAULT_MODEL,
     FINETUNED_MODEL,
     PATCH_FILE,
@@ -13,8 +13,8 @@ from tool_router.embeddings import (
     resolve_model,
     save_patch,
 )
-from tool_router.errors import ConfigError
-from tool_router.paths import config_path
+from tool_router.common.errors import ConfigError
+from tool_router.common.paths import config_path
 
 pytestmark = pytest.mark.slow  # loads MiniLM
 

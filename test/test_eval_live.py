@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tool_router.config import load_router_config
+from tool_router.routing.config import load_router_config
 from procs import NodeProcess
 
 pytestmark = pytest.mark.slow  # starts ROS or server processes
@@ -25,7 +25,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope='module')
 def router_node():
-    node = NodeProcess('tool_router.nodes.router_node', '-p', 'chroma_ephemeral:=true')
+    node = NodeProcess('tool_router.ros.router_node', '-p', 'chroma_ephemeral:=true')
     try:
         assert node.wait_for('serving /route_request', 120), node.output[-3000:]
         yield node

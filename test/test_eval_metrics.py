@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from tool_router.explanation import LLMFacts
-from tool_router.errors import RequestError
+from tool_router.common.explanation import LLMFacts
+from tool_router.common.errors import RequestError
 from tool_router.evaluation.metrics import (LLMFlags, bootstrap_ci, level_metrics, macro,
                                             make_record, paired_diffs, policy_report, score)
 from tool_router.evaluation.runner import resolve_policies

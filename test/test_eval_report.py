@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from tool_router.cli import main
+from tool_router.cli.main import main
 from tool_router.evaluation.bag import read_bag, write_bag, write_requests_bag
 from tool_router.evaluation.dataset import LEVELS, load_jsonl
 from tool_router.evaluation.report import RunInfo, build_report, write_report
 from tool_router.evaluation.runner import InProcessBackend, load_dataset, run
-from tool_router.config import load_router_config
+from tool_router.routing.config import load_router_config
 
 ROOT = Path(__file__).resolve().parent.parent
 SMOKE = ROOT / 'benchmarks' / 'smoke.jsonl'

@@ -28,13 +28,14 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 
 def _request(text: str, operators=None, name: str = '', age_s: float = 0.0, **override):
     """A RouteRequest to execute, signed by ``name``'s key (unsigned without a name)."""
+    from tool_router.common import signing
     from tool_router.executor import auth
     from tool_router.srv import RouteRequest
     rid = f'x-{uuid.uuid4().hex[:12]}'
     req = RouteRequest.Request(text=text, execute=True, request_id=rid)
     if name:
         key, key_id = auth.signing_key(operators, name)
-        s = auth.sign_request(key, key_id, rid, text, clock=lambda: time.time() - age_s)
+        s = signing.sign_request(key, key_id, rid, text, clock=lambda: time.time() - age_s)
         req.key_id, req.timestamp, req.nonce, req.signature = (s.key_id, s.timestamp, s.nonce,
                                                                s.signature)
     for field, value in override.items():
@@ -46,14 +47,14 @@ def test_only_signed_requests_from_a_permitted_role_execute(tmp_path):
     from rclpy.qos import DurabilityPolicy, QoSProfile
     from std_msgs.msg import String
     from tool_router.msg import Request
-    from tool_router.nodes.client import RouteClient
+    from tool_router.ros.client import RouteClient
     from tool_router.srv import RouteRequest
     traces = tmp_path / 'traces'
     operators = make_operators(tmp_path / 'operators.yaml', pilots=('alice',),
                                others=(('wanda', 'payload_operator'),))
-    router = NodeProcess('tool_router.nodes.router_node', '-p', 'chroma_ephemeral:=true')
-    sim = start('tool_router.nodes.sim_vehicle', ready='simulated vehicle ready')
-    executor = start('tool_router.nodes.executor_node', '-p', f'trace_dir:={traces}',
+    router = NodeProcess('tool_router.ros.router_node', '-p', 'chroma_ephemeral:=true')
+    sim = start('tool_router.ros.sim_vehicle', ready='simulated vehicle ready')
+    executor = start('tool_router.ros.executor_node', '-p', f'trace_dir:={traces}',
                      '-p', f'operators_file:={operators}',
                      '-p', f'trace_chain_key_file:={tmp_path / "chain.key"}',
                      ready='executor ready')
@@ -65,7 +66,7 @@ def test_only_signed_requests_from_a_permitted_role_execute(tmp_path):
         states = peer.watch(String, '/sim/state',
                             QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
         # one client that probes until the router can answer it (a fresh client's first
-        # reply can be lost while discovery completes; see tool_router/nodes/client.py)
+        # reply can be lost while discovery completes; see tool_router/ros/client.py)
         client = RouteClient(wait_s=60)
 
         def call(req):
@@ -207,7 +208,7 @@ def _final(directory, rid, timeout_s=30.0) -> dict:
 
 def test_unsigned_execute_is_possible_only_when_switched_off_and_then_loud(tmp_path):
     traces = tmp_path / 'traces'
-    executor = start('tool_router.nodes.executor_node', '-p', f'trace_dir:={traces}',
+    executor = start('tool_router.ros.executor_node', '-p', f'trace_dir:={traces}',
                      '-p', 'require_signed_execute:=false', '-p', 'selection_topic:=/uns/selected',
                      '-p', 'ack_topic:=/uns/acks', '-p', 'trace_topic:=/uns/traces',
                      '-p', 'bindings.spotlight:=dry_run',
@@ -239,19 +240,20 @@ def test_unsigned_execute_is_possible_only_when_switched_off_and_then_loud(tmp_p
 
 def _router_signature(msg) -> str:
     """The router's signature of ``msg`` (the key the executors here read by default)."""
-    from tool_router.executor import auth
-    return auth.selection_signature(msg)
+    from tool_router.common import signing
+    return signing.selection_signature(msg)
 
 
 def test_a_copied_signature_with_other_tools_is_refused_and_the_routers_selection_runs(tmp_path):
     """The race of docs/SECURITY.md: someone copies a signed request's signature onto a selection
     of their own tools and publishes it before the router. Without the router's signature over
     the tools it is refused, and it does not use up the nonce: the router's selection runs."""
+    from tool_router.common import signing
     from tool_router.executor import auth
     from tool_router.msg import SelectedCapabilities
     traces = tmp_path / 'traces'
     operators = make_operators(tmp_path / 'operators.yaml', pilots=('alice',), others=())
-    executor = start('tool_router.nodes.executor_node', '-p', f'trace_dir:={traces}',
+    executor = start('tool_router.ros.executor_node', '-p', f'trace_dir:={traces}',
                      '-p', 'selection_topic:=/race/selected', '-p', 'ack_topic:=/race/acks',
                      '-p', 'trace_topic:=/race/traces', '-p', 'bindings.spotlight:=dry_run',
                      '-p', 'bindings.speaker_broadcast:=dry_run',
@@ -261,7 +263,7 @@ def test_a_copied_signature_with_other_tools_is_refused_and_the_routers_selectio
     peer = RosPeer()
     rid, text = f'race-{uuid.uuid4().hex[:8]}', 'turn on the spotlight'
     key, key_id = auth.signing_key(operators, 'alice')
-    signed = auth.sign_request(key, key_id, rid, text)
+    signed = signing.sign_request(key, key_id, rid, text)
 
     def selection(tools, router_signed):
         msg = SelectedCapabilities(request_id=rid, request_text=text, tools=tools,

@@ -50,7 +50,7 @@ def executor(trace_dir: Path, ns: str, *params: str):
     args = ['-r', f'__ns:=/{ns}', '-p', f'trace_dir:={trace_dir}', *UNSIGNED]
     for p in params:
         args += ['-p', p]
-    return start('tool_router.nodes.executor_node', *args, ready='executor ready')
+    return start('tool_router.ros.executor_node', *args, ready='executor ready')
 
 
 def lines_on_disk(trace_dir: Path) -> list:

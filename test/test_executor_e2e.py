@@ -21,11 +21,12 @@ def signed_request(text: str, operators, operator: str):
     """A RouteRequest to execute, signed with ``operator``'s key (as tool-router call does)."""
     import uuid
 
+    from tool_router.common import signing
     from tool_router.executor import auth
     from tool_router.srv import RouteRequest
     rid = f'e2e-{uuid.uuid4().hex[:12]}'
     key, key_id = auth.signing_key(operators, operator)
-    s = auth.sign_request(key, key_id, rid, text)
+    s = signing.sign_request(key, key_id, rid, text)
     return RouteRequest.Request(text=text, execute=True, request_id=rid, key_id=s.key_id,
                                 timestamp=s.timestamp, nonce=s.nonce, signature=s.signature)
 
@@ -52,9 +53,9 @@ def test_route_confirm_dispatch_trace(tmp_path):
     from tool_router.msg import ConfirmationRequest
     trace_dir = tmp_path / 'traces'
     operators = make_operators(tmp_path / 'operators.yaml', pilots=('e2e-pilot',), others=())
-    router = NodeProcess('tool_router.nodes.router_node', *ROUTER_ARGS)
-    sim = start('tool_router.nodes.sim_vehicle', ready='simulated vehicle ready')
-    executor = start('tool_router.nodes.executor_node', '-p', f'trace_dir:={trace_dir}',
+    router = NodeProcess('tool_router.ros.router_node', *ROUTER_ARGS)
+    sim = start('tool_router.ros.sim_vehicle', ready='simulated vehicle ready')
+    executor = start('tool_router.ros.executor_node', '-p', f'trace_dir:={trace_dir}',
                      '-p', 'confirm_timeout_s:=20.0', '-p', f'operators_file:={operators}',
                      ready='executor ready')
     peer = RosPeer()
@@ -110,13 +111,13 @@ def test_battery_watch_lands_the_simulator_at_25_percent(tmp_path):
     from std_srvs.srv import Trigger
     from test_executor_nodes import read_records
     trace_dir = tmp_path / 'traces'
-    router = NodeProcess('tool_router.nodes.router_node', *ROUTER_ARGS)
+    router = NodeProcess('tool_router.ros.router_node', *ROUTER_ARGS)
     # 32 % draining at 0.5 %/s in the air: the battery crosses 25 % about 14 s after take-off
-    sim = start('tool_router.nodes.sim_vehicle', '-p', 'battery_pct:=32.0',
+    sim = start('tool_router.ros.sim_vehicle', '-p', 'battery_pct:=32.0',
                 '-p', 'battery_drain_pct_per_s:=0.5', '-p', 'state_period_s:=0.2',
                 ready='simulated vehicle ready')
     operators = make_operators(tmp_path / 'operators.yaml', pilots=('e2e-pilot',), others=())
-    executor = start('tool_router.nodes.executor_node', '-p', f'trace_dir:={trace_dir}',
+    executor = start('tool_router.ros.executor_node', '-p', f'trace_dir:={trace_dir}',
                      '-p', 'watch_period_s:=0.2', '-p', f'operators_file:={operators}',
                      ready='executor ready')
     peer = RosPeer()

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from tool_router.errors import ConfigError
+from tool_router.common.errors import ConfigError
 from tool_router.executor.confirmations import ConfirmationBook
 from tool_router.executor.config import load_executor_config
 from tool_router.executor.dispatch import (BindingKind, DispatchResult, Mode, parse_binding,
@@ -126,7 +126,7 @@ def test_shipped_executor_config_binds_every_tool(catalog):
 
 
 def test_executor_config_error_names_line(tmp_path):
-    from tool_router.paths import config_path
+    from tool_router.common.paths import config_path
     text = config_path('executor.yaml').read_text().replace('mode: execute', 'mode: yolo')
     path = write(tmp_path, text, 'executor.yaml')
     with pytest.raises(ConfigError, match=r'executor.yaml:6: parameter mode'):

@@ -67,14 +67,15 @@ class RosPeer:
                                    clause_index=list(range(len(tools))),
                                    conditions=conditions or [''] * len(tools),
                                    explanation_json='')
+        from tool_router.common import signing
         from tool_router.executor import auth
         if signed_by:
             key, key_id = auth.signing_key(self.operators, signed_by)
-            s = auth.sign_request(key, key_id, rid, text)
+            s = signing.sign_request(key, key_id, rid, text)
             msg.key_id, msg.timestamp, msg.nonce, msg.signature = (s.key_id, s.timestamp,
                                                                    s.nonce, s.signature)
         if router_signed:  # as the router does: the executors here read the default key file
-            msg.router_signature = auth.selection_signature(msg)
+            msg.router_signature = signing.selection_signature(msg)
         msg.stamp = self.node.get_clock().now().to_msg()
         self.publisher(topic).publish(msg)
         return rid
@@ -141,6 +142,7 @@ class RosPeer:
     def confirm(self, rid: str, tool: str, approve: bool, operator_name: str = 'tester',
                 service: str = '/executor/confirm', sign: bool = True, **fields):
         """Call ConfirmTool, signed with ``operator_name``'s key; ``fields`` override any field."""
+        from tool_router.common import signing
         from tool_router.executor import auth
         from tool_router.srv import ConfirmTool
         request = ConfirmTool.Request(request_id=rid, tool=tool, approve=approve,
@@ -148,7 +150,7 @@ class RosPeer:
         if sign and self.operators is not None:
             op = next(o for o in auth.load_operators_file(self.operators).operators
                       if o.name == operator_name and not o.revoked)
-            signed = auth.sign_confirmation(auth.read_key(auth.key_path(self.operators, op)),
+            signed = signing.sign_confirmation(signing.read_key(auth.key_path(self.operators, op)),
                                             op.key_id, rid, tool, approve)
             request.key_id, request.timestamp = signed.key_id, signed.timestamp
             request.nonce, request.signature = signed.nonce, signed.signature
@@ -231,16 +233,16 @@ def rig(tmp_path_factory):
     perms = base / 'permissions.yaml'
     perms.write_text(PERMS)
     operators = make_operators(base / 'operators.yaml')
-    sim = start('tool_router.nodes.sim_vehicle', ready='simulated vehicle ready')
+    sim = start('tool_router.ros.sim_vehicle', ready='simulated vehicle ready')
     a_dir, b_dir = base / 'traces_a', base / 'traces_b'
     executor = start(
-        'tool_router.nodes.executor_node', '-p', f'permissions_file:={perms}',
+        'tool_router.ros.executor_node', '-p', f'permissions_file:={perms}',
         '-p', f'trace_dir:={a_dir}', '-p', 'selection_topic:=/test/selected_a',
         '-p', f'confirm_timeout_s:={CONFIRM_TIMEOUT_S}', '-p', f'call_timeout_s:={CALL_TIMEOUT_S}',
         '-p', 'bindings.wind_estimate:=trigger:/nobody/offers/wind_estimate',
         '-p', f'operators_file:={operators}', *UNSIGNED, ready='executor ready')
     shadow = start(
-        'tool_router.nodes.executor_node', '-p', 'mode:=shadow', '-p', f'trace_dir:={b_dir}',
+        'tool_router.ros.executor_node', '-p', 'mode:=shadow', '-p', f'trace_dir:={b_dir}',
         *UNSIGNED,
         '-p', 'selection_topic:=/test/selected_b', '-p', 'confirm_service:=/test_b/confirm',
         '-p', 'confirmation_topic:=/test_b/confirmation_requests',
@@ -486,7 +488,7 @@ def test_restart_cancels_watches_and_traces_it(rig, tmp_path):
              '-p', 'list_watches_service:=/test_r/list_watches',
              '-p', 'cancel_watch_service:=/test_r/cancel_watch', '-p', f'trace_dir:={trace_dir}',
              *UNSIGNED]
-    first = start('tool_router.nodes.executor_node', *names, ready='executor ready')
+    first = start('tool_router.ros.executor_node', *names, ready='executor ready')
     rid = rig['peer'].select('/test/selected_r', ['gimbal_control'],
                              conditions=['after 10 minutes'])
     assert wait_until(lambda: len(watch_records(trace_dir, rid)) == 1, 30), first.output
@@ -495,7 +497,7 @@ def test_restart_cancels_watches_and_traces_it(rig, tmp_path):
         torn.write('{"schema_version":"1.0","record":"watch","event":"armed","st')
     # same trace directory and names; a fresh input topic, so the test's publisher does not
     # race the new subscription against the killed one's stale discovery entry
-    second = start('tool_router.nodes.executor_node', *names,
+    second = start('tool_router.ros.executor_node', *names,
                    '-p', 'selection_topic:=/test/selected_r2', ready='executor ready')
     try:
         events = watch_records(trace_dir, rid)

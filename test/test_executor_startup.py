@@ -8,7 +8,7 @@ pytestmark = pytest.mark.slow  # starts ROS or server processes
 
 
 def run_to_exit(*args: str) -> NodeProcess:
-    proc = NodeProcess('tool_router.nodes.executor_node', *args)
+    proc = NodeProcess('tool_router.ros.executor_node', *args)
     try:
         proc.proc.wait(timeout=120)  # an event wait: start-up time varies with load
     finally:

@@ -5,12 +5,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tool_router import exemplars as mem
-from tool_router.errors import ConfigError
+from tool_router.routing import exemplars as mem
+from tool_router.common.errors import ConfigError
 from tool_router.evaluation.dataset import Example
 from tool_router.evaluation.fitting.encoder import writer_folds
 from tool_router.evaluation.fitting.lcr import CrossFit, collect_exemplars, fold_memories
-from tool_router.exemplars import (
+from tool_router.routing.exemplars import (
     TOOL_FEATURES,
     ExemplarBuilder,
     ExemplarMemory,
@@ -18,7 +18,7 @@ from tool_router.exemplars import (
     exemplar_vectors,
     load_exemplars,
 )
-from tool_router.policies.lcr import FEATURES, SCOPE_FEATURES, VARIANTS, FeatureExtractor
+from tool_router.routing.policies.lcr import FEATURES, SCOPE_FEATURES, VARIANTS, FeatureExtractor
 
 NAMES = ['takeoff', 'land', 'rgb_camera']
 COL = {n: i for i, n in enumerate(NAMES)}
@@ -196,7 +196,7 @@ def test_an_unwritable_cache_costs_only_time(tmp_path, monkeypatch, caplog):
 
 
 def test_a_cache_file_is_replaced_whole(tmp_path):
-    from tool_router.paths import write_cache_file
+    from tool_router.common.paths import write_cache_file
     path = tmp_path / 'sub' / 'v.npy'
     write_cache_file(path, lambda tmp: np.save(tmp, np.arange(3)), 'test cache')
     assert np.load(path).tolist() == [0, 1, 2]
@@ -252,7 +252,7 @@ def test_a_fit_never_takes_a_request_s_evidence_from_its_own_writer(fake_index):
 
 
 def test_eval_warns_when_the_dataset_is_in_the_memory(tmp_path):
-    from tool_router.evaluation.cli import _memory_warnings
+    from tool_router.cli.evaluation import _memory_warnings
 
     model = tmp_path / 'model.json'
     ex = Exemplars(('a', 'b'), ((0, 'd1', ('land',)),), ((0, 'd1', 'land'),), ((1, 'd2'),))
@@ -268,7 +268,7 @@ def test_eval_warns_when_the_dataset_is_in_the_memory(tmp_path):
 def test_gate_rows_route_each_request_without_its_writer_s_exemplars(fake_router, tmp_path):
     from tool_router.evaluation.fitting import gate
     from tool_router.evaluation.metrics import composite
-    from tool_router.policies.hybrid import gate_signals
+    from tool_router.routing.policies.hybrid import gate_signals
 
     lines = (Path(__file__).parent.parent / 'benchmarks/data/v2/dev.jsonl').read_text(
         encoding='utf-8').splitlines()

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from tool_router.clauses import normalise
-from tool_router.flight_modes import COMMAND, rewrite_modes
-from tool_router.policies.lcr import VARIANTS, FeatureExtractor
+from tool_router.common.clauses import normalise
+from tool_router.routing.flight_modes import COMMAND, rewrite_modes
+from tool_router.routing.policies.lcr import VARIANTS, FeatureExtractor
 
 ROOT = Path(__file__).resolve().parents[1]
 # the tool each plain command names (ANNOTATION.md, "Autopilot flight-mode words")

@@ -8,14 +8,14 @@ import time
 import pytest
 
 from llm_server import ModelServer, closed_port
-from tool_router.config import RouterConfig
-from tool_router.llm.settings import HybridParams, LLMParams
+from tool_router.routing.config import RouterConfig
+from tool_router.routing.llm.settings import HybridParams, LLMParams
 from tool_router.evaluation.fitting.gate import fit_gate
 from tool_router.evaluation.metrics import composite
-from tool_router.explanation import GateSignals
-from tool_router.policies.hybrid import gate_signals, uncertain
-from tool_router.policies.base import Decision
-from tool_router.router import Router
+from tool_router.common.explanation import GateSignals
+from tool_router.routing.policies.hybrid import gate_signals, uncertain
+from tool_router.routing.policies.base import Decision
+from tool_router.routing.router import Router
 
 COMPOUND = (
     'take off, fly to the water tower, take a thermal picture and land when the battery is low'

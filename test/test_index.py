@@ -3,11 +3,11 @@
 import pytest
 
 from fakes import BagOfWordsEncoder
-from tool_router.catalog import Catalog
-from tool_router.config import RouterConfig
-from tool_router.errors import IndexStoreError
-from tool_router.index import HNSW_CONFIG, CatalogIndex, open_client
-from tool_router.router import Router
+from tool_router.common.catalog import Catalog
+from tool_router.routing.config import RouterConfig
+from tool_router.common.errors import IndexStoreError
+from tool_router.routing.index import HNSW_CONFIG, CatalogIndex, open_client
+from tool_router.routing.router import Router
 
 ENC = BagOfWordsEncoder(['battery', 'land', 'photo', 'wind', 'heat'])
 
@@ -70,7 +70,7 @@ def test_router_falls_back_to_memory_and_leaves_the_corrupt_index_untouched(tmp_
 
 
 def _tiny_catalog():
-    from tool_router.catalog import Tool
+    from tool_router.common.catalog import Tool
 
     return Catalog(
         version=1,

@@ -7,14 +7,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import tool_router.index as index_mod
+import tool_router.routing.index as index_mod
 from fakes import BagOfWordsEncoder
-from tool_router.catalog import Catalog, load_catalog
-from tool_router.config import RouterConfig
-from tool_router.errors import ConfigError, IndexStoreError
-from tool_router.index import CatalogIndex, open_client
-from tool_router.paths import config_path
-from tool_router.router import Router
+from tool_router.common.catalog import Catalog, load_catalog
+from tool_router.routing.config import RouterConfig
+from tool_router.common.errors import ConfigError, IndexStoreError
+from tool_router.routing.index import CatalogIndex, open_client
+from tool_router.common.paths import config_path
+from tool_router.routing.router import Router
 
 ENC = BagOfWordsEncoder(['battery', 'land', 'photo', 'wind', 'heat', 'winch', 'lidar'])
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / 'benchmarks'))
@@ -149,8 +149,8 @@ def test_a_failed_add_names_its_chunk_and_does_not_blame_corruption(tmp_path, mo
 def test_lcr_on_a_shortlist_scores_the_shortlisted_tools_as_exact_scoring_does(
     catalog, monkeypatch, kind
 ):
-    import tool_router.policies.lcr as lcr
-    from tool_router.policies.lcr import FeatureExtractor
+    import tool_router.routing.policies.lcr as lcr
+    from tool_router.routing.policies.lcr import FeatureExtractor
 
     monkeypatch.setattr(lcr, 'SHORTLIST_K', 5)  # a shortlist shorter than the 42 tools
 

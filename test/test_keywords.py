@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
-from tool_router.catalog import load_catalog
-from tool_router.keywords import KeywordMatcher
-from tool_router.paths import config_path
-from tool_router.policies.base import words
+from tool_router.common.catalog import load_catalog
+from tool_router.routing.keywords import KeywordMatcher
+from tool_router.common.paths import config_path
+from tool_router.routing.policies.base import words
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / 'benchmarks'))

@@ -6,12 +6,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tool_router.clauses import Clause
-from tool_router.errors import ConfigError, DatasetError
+from tool_router.common.clauses import Clause
+from tool_router.common.errors import ConfigError, DatasetError
 from tool_router.evaluation.fitting.lcr import Rows, cross_validate, fit
 from tool_router.evaluation.fitting.objective import objective
 from tool_router.evaluation.dataset import Example
-from tool_router.policies.lcr import (
+from tool_router.routing.policies.lcr import (
     FEATURES,
     SCOPE_FEATURES,
     FeatureExtractor,
@@ -23,7 +23,7 @@ from tool_router.policies.lcr import (
     logistic,
     with_tool_terms,
 )
-from tool_router.spelling import Speller
+from tool_router.routing.spelling import Speller
 
 
 def feats(clause_scores, negated=()):

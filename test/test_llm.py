@@ -8,11 +8,11 @@ import time
 import pytest
 
 from llm_server import ModelServer, closed_port
-from tool_router.llm.client import CircuitBreaker, endpoint
-from tool_router.llm.parse import parse_reply
-from tool_router.llm.redact import redact
-from tool_router.llm.settings import LLMParams, apply_environment
-from tool_router.policies.llm import LLMConsultant, LLMPolicy
+from tool_router.routing.llm.client import CircuitBreaker, endpoint
+from tool_router.routing.llm.parse import parse_reply
+from tool_router.common.redact import redact
+from tool_router.routing.llm.settings import LLMParams, apply_environment
+from tool_router.routing.policies.llm import LLMConsultant, LLMPolicy
 
 KEY = 'sk-test-SECRET-4242'
 
@@ -141,8 +141,8 @@ def test_prose_and_fenced_replies_are_recovered(catalog, server):
 
 
 def test_invented_names_are_dropped_by_the_router(catalog, fake_index, server):
-    from tool_router.config import RouterConfig
-    from tool_router.router import Router
+    from tool_router.routing.config import RouterConfig
+    from tool_router.routing.router import Router
 
     server.reply('{"tools": ["land", "summon_pizza"]}')
     config = RouterConfig(chroma_ephemeral=True, llm=LLMParams(url=server.url, allow_remote=True))
@@ -289,7 +289,7 @@ def test_environment_overrides_the_file():
 
 
 def test_bad_environment_is_a_config_error():
-    from tool_router.errors import ConfigError
+    from tool_router.common.errors import ConfigError
 
     with pytest.raises(ConfigError, match='provider'):
         apply_environment(LLMParams(), {'TOOL_ROUTER_LLM_PROVIDER': 'gemini'})

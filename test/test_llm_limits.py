@@ -11,10 +11,10 @@ import json
 import pytest
 
 from llm_server import ModelServer, openai_reply
-from tool_router.llm.client import MAX_REPLY_BYTES
-from tool_router.llm.parse import MAX_NAMES, parse_reply
-from tool_router.llm.settings import LLMParams
-from tool_router.policies.llm import LLMConsultant, LLMPolicy
+from tool_router.routing.llm.client import MAX_REPLY_BYTES
+from tool_router.routing.llm.parse import MAX_NAMES, parse_reply
+from tool_router.routing.llm.settings import LLMParams
+from tool_router.routing.policies.llm import LLMConsultant, LLMPolicy
 
 NAMES = {'land', 'takeoff'}
 

@@ -14,16 +14,16 @@ import pytest
 pytest.importorskip('pymavlink')
 
 from tool_router.executor.config import load_executor_config  # noqa: E402
-from tool_router.executor.conditions import decode_reading, parse_condition  # noqa: E402
+from tool_router.common.conditions import decode_reading, parse_condition  # noqa: E402
 from tool_router.executor.dispatch import parse_binding  # noqa: E402
 from tool_router.executor.mavlink import (KindRouter, MavlinkDispatcher,  # noqa: E402
                                           MavlinkLink, SensorUnavailable)
-from tool_router.executor.mavlink_sim import MavlinkSim  # noqa: E402
+from tool_router.sim.autopilot import MavlinkSim  # noqa: E402
 from tool_router.executor.permissions import PermissionPolicy, load_permissions  # noqa: E402
 from tool_router.executor.pipeline import ExecutionPipeline, Selection  # noqa: E402
 from tool_router.executor.traces import ConfirmationOutcome, WatchRecord  # noqa: E402
 from tool_router.executor.watches import WatchManager  # noqa: E402
-from tool_router.paths import config_path  # noqa: E402
+from tool_router.common.paths import config_path  # noqa: E402
 
 M = pytest.importorskip('pymavlink.mavutil').mavlink
 pytestmark = pytest.mark.slow  # about 25 s of simulated flight over UDP; the fast tier skips it
@@ -105,7 +105,7 @@ def test_shipped_mavlink_config_binds_every_tool_and_says_which_stay_on_ros(cata
 
 
 def test_unknown_mavlink_binding_name_is_a_config_error():
-    from tool_router.errors import ConfigError
+    from tool_router.common.errors import ConfigError
     with pytest.raises(ConfigError, match='not a MAVLink binding'):
         parse_binding('mavlink:do_a_barrel_roll')
 

@@ -22,8 +22,8 @@ tools: {}
 
 @pytest.fixture(scope='module')
 def rig(tmp_path_factory):
-    from tool_router.executor.mavlink_sim import MavlinkSim
-    from tool_router.paths import config_path
+    from tool_router.sim.autopilot import MavlinkSim
+    from tool_router.common.paths import config_path
 
     base = tmp_path_factory.mktemp('mavlink_node')
     perms = base / 'permissions.yaml'
@@ -32,7 +32,7 @@ def rig(tmp_path_factory):
     sim = MavlinkSim(f'udpout:127.0.0.1:{port}', climb_mps=10.0, cruise_mps=15.0,
                      drain_pct_per_s=0.0).start()
     executor = start(
-        'tool_router.nodes.executor_node', '--params-file',
+        'tool_router.ros.executor_node', '--params-file',
         str(config_path('executor_mavlink.yaml')),
         '-p', f'mavlink.connection:=udpin:127.0.0.1:{port}', '-p', f'trace_dir:={base}',
         '-p', f'permissions_file:={perms}', '-p', 'selection_topic:=/test_mav/selected',

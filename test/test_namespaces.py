@@ -25,12 +25,12 @@ def test_a_request_to_one_vehicle_never_moves_the_other(tmp_path):
         for ns in ('uav1', 'uav2'):
             remap = ('-r', f'__ns:=/{ns}')
             # a slow executor on a busy machine is not a missing one: 30 s for its ack
-            procs.append(NodeProcess('tool_router.nodes.router_node', *remap,
+            procs.append(NodeProcess('tool_router.ros.router_node', *remap,
                                      '-p', 'chroma_ephemeral:=true',
                                      '-p', 'executor_ack_timeout_s:=30.0'))
-            procs.append(start('tool_router.nodes.sim_vehicle', *remap,
+            procs.append(start('tool_router.ros.sim_vehicle', *remap,
                                ready='simulated vehicle ready'))
-            procs.append(start('tool_router.nodes.executor_node', *remap, *UNSIGNED,
+            procs.append(start('tool_router.ros.executor_node', *remap, *UNSIGNED,
                                '-p', f'trace_dir:={tmp_path / ns}', ready='executor ready'))
         for router, ns in ((procs[0], 'uav1'), (procs[3], 'uav2')):
             assert router.wait_for(f'serving /{ns}/route_request', 240), router.output[-2000:]

@@ -9,7 +9,7 @@ from procs import ROOT
 SCRIPT = '''
 import rclpy
 from rclpy.node import Node
-from tool_router.nodes.common import spin
+from tool_router.ros.common import spin
 
 class Failing(Node):
     def __init__(self):

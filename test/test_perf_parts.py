@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from fakes import BagOfWordsEncoder
-from tool_router.embeddings import BatchingEncoder
-from tool_router.serving import BUSY, Admission, ServingParams
+from tool_router.routing.embeddings import BatchingEncoder
+from tool_router.routing.serving import BUSY, Admission, ServingParams
 
 VOCAB = ['land', 'take', 'off', 'photo', 'battery', 'wind', 'return', 'home']
 
@@ -176,7 +176,7 @@ def test_admission_answers_busy_beyond_the_bound_and_counts_it():
 
 
 def test_index_is_built_in_chunks_below_the_store_batch_limit(catalog, monkeypatch):
-    import tool_router.index as index_mod
+    import tool_router.routing.index as index_mod
 
     monkeypatch.setattr(index_mod, 'max_batch_size', lambda client: 50)
     monkeypatch.setattr(index_mod, 'PROGRESS_EVERY', 100)

@@ -3,9 +3,10 @@
 import pytest
 
 from fakes import BagOfWordsEncoder
-from tool_router.catalog import Catalog, Tool
-from tool_router.index import CatalogIndex
-from tool_router.policies.cdb import CDBv1, CDBv1Params, CDBv2, CDBv2Params, CDBv3, CDBv3Params
+from tool_router.common.catalog import Catalog, Tool
+from tool_router.routing.index import CatalogIndex
+from tool_router.routing.policies.cdb import (CDBv1, CDBv1Params, CDBv2, CDBv2Params, CDBv3,
+                                             CDBv3Params)
 
 VOCAB = ['battery', 'charge', 'land', 'ground', 'photo', 'picture', 'heat', 'wind', 'gust']
 

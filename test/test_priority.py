@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tool_router import serving
-from tool_router.serving import ServingParams, apply_priority, set_priority
+from tool_router.routing import serving
+from tool_router.routing.serving import ServingParams, apply_priority, set_priority
 
 
 def test_nice_zero_leaves_the_process_as_it_was(monkeypatch):
@@ -25,7 +25,7 @@ def test_every_thread_gets_the_value_and_new_threads_inherit_it():
     # in a child process: a raised nice value cannot be lowered again without privileges
     code = textwrap.dedent('''
         import os, threading
-        from tool_router.serving import set_priority
+        from tool_router.routing.serving import set_priority
         stop = threading.Event()
         early = threading.Thread(target=stop.wait); early.start()
         nice = min(19, os.getpriority(os.PRIO_PROCESS, 0) + 2)

@@ -13,7 +13,7 @@ import textwrap
 import procs
 from procs import ROOT, NodeProcess, wait_until
 
-from tool_router import ros_domain
+from tool_router.ros import domain as ros_domain
 
 # a "node" that starts a grandchild in its own process group, prints both pids and waits
 CHILD = textwrap.dedent('''
@@ -112,7 +112,7 @@ HOLDER = textwrap.dedent('''
     import os, sys, time
     sys.path.insert(0, {root!r})
     os.environ['TMPDIR'] = {tmp!r}
-    from tool_router import ros_domain
+    from tool_router.ros import domain as ros_domain
     print(ros_domain.claim_domain(), flush=True)
     time.sleep(300)
 ''')

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from keyword_policy import KeywordParams
-from tool_router.config import config_model, load_router_config
-from tool_router.errors import ConfigError
-from tool_router.policies.registry import REGISTRY, PolicySpec
-from tool_router.router import Router
+from tool_router.routing.config import config_model, load_router_config
+from tool_router.common.errors import ConfigError
+from tool_router.routing.policies.registry import REGISTRY, PolicySpec
+from tool_router.routing.router import Router
 
 ROOT = Path(__file__).resolve().parent.parent
 

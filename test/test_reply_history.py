@@ -41,7 +41,7 @@ def _victim_keeps_its_answer(qos) -> bool:
     from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
     from rclpy.node import Node
 
-    from tool_router.nodes.common import client_qos, service_qos
+    from tool_router.ros.common import client_qos, service_qos
     from tool_router.srv import RouteRequest
 
     ctx = Context()
@@ -106,7 +106,7 @@ def _victim_keeps_its_answer(qos) -> bool:
 
 
 def test_client_reply_history_survives_a_burst():
-    from tool_router.nodes.common import client_qos, service_qos
+    from tool_router.ros.common import client_qos, service_qos
 
     assert _victim_keeps_its_answer(client_qos())
     # The default history (KEEP_LAST 10, as rclpy's default for services) loses it: the

@@ -9,7 +9,8 @@ import pytest
 
 from test_auth import Clock
 
-from tool_router.errors import ConfigError
+from tool_router.common.errors import ConfigError
+from tool_router.common import signing
 from tool_router.executor import auth
 
 RISK = {'arm_motors': 'critical', 'winch_control': 'payload', 'takeoff': 'motion',
@@ -24,11 +25,11 @@ def ops(tmp_path):
 
 
 def key_of(path, op) -> bytes:
-    return auth.read_key(auth.key_path(path, op))
+    return signing.read_key(auth.key_path(path, op))
 
 
 def signed(path, op, rid='r1', text='take off to 20 metres', clock=None):
-    return auth.sign_request(key_of(path, op), op.key_id, rid, text, clock=clock or Clock())
+    return signing.sign_request(key_of(path, op), op.key_id, rid, text, clock=clock or Clock())
 
 
 def check(v, s, rid='r1', text='take off to 20 metres', tools=('takeoff',), max_age_s=None):
@@ -41,7 +42,7 @@ def verifier(path, clock):
 
 
 def test_canonical_bytes_are_the_documented_length_prefixed_fields():
-    payload = auth.execute_payload('r-42', 'take off\nto 20 m', True, 1800000000.5,
+    payload = signing.execute_payload('r-42', 'take off\nto 20 m', True, 1800000000.5,
                                    'nonce-0123456789abcd', 'k-alice-3f9a1c')
     assert payload == (b'tool_router/execute/v1\n'
                        b'4:r-42\n'
@@ -51,23 +52,23 @@ def test_canonical_bytes_are_the_documented_length_prefixed_fields():
                        b'20:nonce-0123456789abcd\n'
                        b'14:k-alice-3f9a1c\n')
     # lengths count UTF-8 bytes, not characters
-    assert b'\n5:h\xc3\xb6he\n' in auth.execute_payload('r', 'h\u00f6he', True, 0.0, 'n', 'k')
+    assert b'\n5:h\xc3\xb6he\n' in signing.execute_payload('r', 'h\u00f6he', True, 0.0, 'n', 'k')
     # the flag is part of it, and it differs from a confirmation's domain
-    assert b'\n5:route\n' in auth.execute_payload('r', 't', False, 0.0, 'n', 'k')
-    assert auth.execute_payload('r', 't', True, 0.0, 'n', 'k') != \
-        auth.confirmation_payload('r', 't', True, 0.0, 'n', 'k')
+    assert b'\n5:route\n' in signing.execute_payload('r', 't', False, 0.0, 'n', 'k')
+    assert signing.execute_payload('r', 't', True, 0.0, 'n', 'k') != \
+        signing.confirmation_payload('r', 't', True, 0.0, 'n', 'k')
 
 
 def test_a_newline_cannot_move_bytes_between_fields():
-    a = auth.execute_payload('a\nb', 'c', True, 1.0, 'n', 'k')
-    b = auth.execute_payload('a', 'b\nc', True, 1.0, 'n', 'k')
+    a = signing.execute_payload('a\nb', 'c', True, 1.0, 'n', 'k')
+    b = signing.execute_payload('a', 'b\nc', True, 1.0, 'n', 'k')
     assert a != b
 
 
 def test_signature_is_hmac_sha256_over_the_payload(ops):
     path, alice, *_ = ops
     s = signed(path, alice)
-    expected = hmac.new(key_of(path, alice), auth.execute_payload(
+    expected = hmac.new(key_of(path, alice), signing.execute_payload(
         'r1', 'take off to 20 metres', True, s.timestamp, s.nonce, alice.key_id),
         hashlib.sha256).hexdigest()
     assert s.signature == expected and s.key_id == alice.key_id
@@ -110,9 +111,9 @@ def test_tampered_forged_or_unsigned_requests_are_refused(ops, where, change, re
 def test_a_confirmation_signature_is_not_a_requester_signature(ops):
     path, alice, *_ = ops
     clock = Clock()
-    c = auth.sign_confirmation(key_of(path, alice), alice.key_id, 'r1', 'take off to 20 metres',
+    c = signing.sign_confirmation(key_of(path, alice), alice.key_id, 'r1', 'take off to 20 metres',
                                True, clock)
-    s = auth.RequesterSignature(key_id=c.key_id, timestamp=c.timestamp, nonce=c.nonce,
+    s = signing.RequesterSignature(key_id=c.key_id, timestamp=c.timestamp, nonce=c.nonce,
                                 signature=c.signature)
     assert check(verifier(path, clock), s).reason == 'bad_signature'
 
@@ -181,21 +182,21 @@ def test_execute_security_record_keeps_old_confirmation_records_readable():
 
 def test_router_signature_covers_the_tools_conditions_request_and_nonce(tmp_path):
     path = tmp_path / 'keys' / 'router.key'
-    key = auth.router_key(path, create=True)
+    key = signing.router_key(path, create=True)
     assert (path.stat().st_mode & 0o777) == 0o600
-    assert auth.router_key(path, create=True) == key  # made once, then read
+    assert signing.router_key(path, create=True) == key  # made once, then read
     args = ('r1', 'turn on the spotlight', ['spotlight'], [0], [''], 'nonce-0123456789abcd')
-    assert auth.selection_payload(*args) == (b'tool_router/select/v1\n'
+    assert signing.selection_payload(*args) == (b'tool_router/select/v1\n'
                                              b'2:r1\n'
                                              b'21:turn on the spotlight\n'
                                              b'13:["spotlight"]\n'
                                              b'3:[0]\n'
                                              b'4:[""]\n'
                                              b'20:nonce-0123456789abcd\n')
-    sig = auth.sign_selection(key, *args)
-    assert sig == hmac.new(key, auth.selection_payload(*args), hashlib.sha256).hexdigest()
-    assert auth.router_signature_ok(key, sig, *args)
-    assert auth.router_signature_ok(key, sig.upper(), *args)
+    sig = signing.sign_selection(key, *args)
+    assert sig == hmac.new(key, signing.selection_payload(*args), hashlib.sha256).hexdigest()
+    assert signing.router_signature_ok(key, sig, *args)
+    assert signing.router_signature_ok(key, sig.upper(), *args)
     changed = [
         ('r2', *args[1:]),
         (args[0], 'turn on the speaker', *args[2:]),
@@ -206,18 +207,18 @@ def test_router_signature_covers_the_tools_conditions_request_and_nonce(tmp_path
         (*args[:5], 'another-nonce-0123456'),
     ]
     for other in changed:
-        assert not auth.router_signature_ok(key, sig, *other), other
-    assert not auth.router_signature_ok(b'\x01' * 32, sig, *args)  # another router's key
-    assert not auth.router_signature_ok(key, '', *args)
-    assert not auth.router_signature_ok(key, 'é' * 64, *args)  # off the network: no TypeError
+        assert not signing.router_signature_ok(key, sig, *other), other
+    assert not signing.router_signature_ok(b'\x01' * 32, sig, *args)  # another router's key
+    assert not signing.router_signature_ok(key, '', *args)
+    assert not signing.router_signature_ok(key, 'é' * 64, *args)  # off the network: no TypeError
 
 
 def test_a_missing_router_key_is_a_clear_error_and_is_not_made_unless_asked(tmp_path):
     path = tmp_path / 'router.key'
     with pytest.raises(ConfigError, match='cannot read key file'):
-        auth.router_key(path)
+        signing.router_key(path)
     assert not path.exists()
     path.write_text('ab' * 32 + '\n')
     path.chmod(0o644)
     with pytest.raises(ConfigError, match='group or others'):
-        auth.router_key(path)
+        signing.router_key(path)

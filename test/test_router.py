@@ -2,11 +2,11 @@
 
 import pytest
 
-from tool_router.errors import RequestError
-from tool_router.policies.base import Decision
-from tool_router.config import config_model
-from tool_router.policies.registry import REGISTRY, PolicySpec
-from tool_router.router import Router, check_request_id, check_text
+from tool_router.common.errors import RequestError
+from tool_router.routing.policies.base import Decision
+from tool_router.routing.config import config_model
+from tool_router.routing.policies.registry import REGISTRY, PolicySpec
+from tool_router.routing.router import Router, check_request_id, check_text
 
 
 @pytest.fixture(scope='module')

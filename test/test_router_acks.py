@@ -24,12 +24,12 @@ def test_answers_waiting_for_acks_do_not_hold_serving_slots():
     from rclpy.context import Context
     from rclpy.executors import MultiThreadedExecutor
 
-    from tool_router.nodes.common import client_qos
+    from tool_router.ros.common import client_qos
     from tool_router.srv import RouteRequest
 
     acker = NodeProcess('slow_acker', env={'PYTHONPATH': f'{ROOT / "test"}:{ROOT}',
                                            'SLOW_ACKER_HOLD': str(HOLD)})
-    router = NodeProcess('tool_router.nodes.router_node', '-p', 'chroma_ephemeral:=true',
+    router = NodeProcess('tool_router.ros.router_node', '-p', 'chroma_ephemeral:=true',
                          '-p', 'serving.max_in_flight:=2', '-p', 'executor_ack_timeout_s:=30.0')
     ctx = Context()
     rclpy.init(context=ctx)
@@ -91,10 +91,10 @@ def test_a_selection_waits_for_an_executor_whose_reader_has_not_matched_yet():
     from rclpy.executors import MultiThreadedExecutor
 
     from procs import wait_until
-    from tool_router.nodes.common import client_qos
+    from tool_router.ros.common import client_qos
     from tool_router.srv import RouteRequest
 
-    router = NodeProcess('tool_router.nodes.router_node', '-p', 'chroma_ephemeral:=true',
+    router = NodeProcess('tool_router.ros.router_node', '-p', 'chroma_ephemeral:=true',
                          '-p', 'executor_ack_timeout_s:=60.0', '-p', 'diagnostics_period_s:=0.2')
     acker = None
     ctx = Context()
@@ -140,10 +140,10 @@ def test_without_any_executor_the_answer_says_nothing_was_sent():
     from rclpy.context import Context
     from rclpy.executors import MultiThreadedExecutor
 
-    from tool_router.nodes.common import client_qos
+    from tool_router.ros.common import client_qos
     from tool_router.srv import RouteRequest
 
-    router = NodeProcess('tool_router.nodes.router_node', '-p', 'chroma_ephemeral:=true',
+    router = NodeProcess('tool_router.ros.router_node', '-p', 'chroma_ephemeral:=true',
                          '-p', 'executor_ack_timeout_s:=1.0')
     ctx = Context()
     rclpy.init(context=ctx)

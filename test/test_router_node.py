@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow  # starts ROS or server processes
 
 @pytest.fixture(scope='module')
 def router_process():
-    proc = NodeProcess('tool_router.nodes.router_node', '-p', 'chroma_ephemeral:=true')
+    proc = NodeProcess('tool_router.ros.router_node', '-p', 'chroma_ephemeral:=true')
     if not proc.wait_for('serving /route_request', 180):
         proc.stop()
         pytest.fail('router did not start:\n' + proc.output[-3000:])
@@ -173,7 +173,7 @@ def test_bad_catalog_refuses_to_start(tmp_path):
         '  - {name: land, kind: actuator, risk: extreme, summary: a, description: b}\n'
     )
     proc = NodeProcess(
-        'tool_router.nodes.router_node', '-p', f'catalog:={bad}', '-p', 'chroma_ephemeral:=true'
+        'tool_router.ros.router_node', '-p', f'catalog:={bad}', '-p', 'chroma_ephemeral:=true'
     )
     assert wait_until(lambda: proc.proc.poll() is not None, 60)
     proc.stop()

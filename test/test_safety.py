@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tool_router.errors import RequestError
-from tool_router.safety import Screen, fold, segments, visible
+from tool_router.common.errors import RequestError
+from tool_router.routing.safety import Screen, fold, segments, visible
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / 'benchmarks'))

@@ -9,7 +9,7 @@ pytestmark = pytest.mark.slow  # starts a router node process
 
 
 def test_serving_threads_and_queue_depth_follow_ros_parameters():
-    node = NodeProcess('tool_router.nodes.router_node', '-p', 'chroma_ephemeral:=true',
+    node = NodeProcess('tool_router.ros.router_node', '-p', 'chroma_ephemeral:=true',
                        '-p', 'serving.threads:=3', '-p', 'serving.queue_depth:=50',
                        '-p', 'policy:=cdbv2')
     try:
@@ -25,7 +25,7 @@ def test_serving_nice_sets_every_thread_of_the_router_process():
     import os
 
     nice = min(19, os.getpriority(os.PRIO_PROCESS, 0) + 3)  # a higher value is always permitted
-    node = NodeProcess('tool_router.nodes.router_node', '-p', 'chroma_ephemeral:=true',
+    node = NodeProcess('tool_router.ros.router_node', '-p', 'chroma_ephemeral:=true',
                        '-p', f'serving.nice:={nice}', '-p', 'policy:=cdbv2')
     try:
         assert node.wait_for('serving /route_request', 180), node.output[-3000:]

@@ -14,7 +14,7 @@ def test_sim_node_services_and_refusals(catalog):
     from rclpy.qos import DurabilityPolicy, QoSProfile
     from std_msgs.msg import String
     from std_srvs.srv import SetBool, Trigger
-    sim = start('tool_router.nodes.sim_vehicle', '-p', 'prefix:=/simtest',
+    sim = start('tool_router.ros.sim_vehicle', '-p', 'prefix:=/simtest',
                 ready='simulated vehicle ready')
     peer = RosPeer()
     try:

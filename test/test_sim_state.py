@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from tool_router.executor.sim_state import SENSORS, SimVehicle, tool_names
+from tool_router.sim.vehicle import SENSORS, SimVehicle, tool_names
 
 
 @pytest.fixture

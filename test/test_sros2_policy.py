@@ -7,7 +7,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from tool_router.executor.config import load_executor_config
-from tool_router.paths import config_path
+from tool_router.common.paths import config_path
 
 
 def enclaves() -> dict[str, dict[str, set[str]]]:

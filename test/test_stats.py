@@ -1,10 +1,10 @@
-"""The one percentile helper (tool_router/stats.py)."""
+"""The one percentile helper (tool_router/common/stats.py)."""
 
 import math
 
 import numpy as np
 
-from tool_router.stats import percentile, percentiles
+from tool_router.common.stats import percentile, percentiles
 
 
 def test_percentiles_match_linear_interpolation():

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow  # starts ROS or server processes
 
 def test_trace_files_survive_sigkill_mid_stream(tmp_path):
     trace_dir = tmp_path / 'traces'
-    executor = start('tool_router.nodes.executor_node', '-p', 'mode:=dry_run', *UNSIGNED,
+    executor = start('tool_router.ros.executor_node', '-p', 'mode:=dry_run', *UNSIGNED,
                      '-p', f'trace_dir:={trace_dir}', '-p', 'trace_max_bytes:=8192',
                      '-p', 'selection_topic:=/test/selected_kill',
                      '-p', 'confirm_service:=/test_kill/confirm',

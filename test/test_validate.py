@@ -1,6 +1,6 @@
 """The allowlist validator: nothing outside the catalog ever leaves the router."""
 
-from tool_router.validate import validate_selection
+from tool_router.routing.validate import validate_selection
 
 
 def test_invented_names_are_dropped_and_reported(catalog):

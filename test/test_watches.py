@@ -2,12 +2,12 @@
 state machine through fakes of the node's dispatcher and sampler, fires once, expires, cancels."""
 from __future__ import annotations
 
-from tool_router.executor.conditions import decode_reading, parse_condition
+from tool_router.common.conditions import decode_reading, parse_condition
 from tool_router.executor.config import load_executor_config
 from tool_router.executor.dispatch import DispatchResult, Mode
 from tool_router.executor.permissions import PermissionPolicy, load_permissions
 from tool_router.executor.pipeline import ExecutionPipeline, Selection, condition_order
-from tool_router.executor.sim_state import SimVehicle
+from tool_router.sim.vehicle import SimVehicle
 from tool_router.executor.traces import (ConfirmationOutcome, TraceWriter, WatchRecord,
                                          open_watches, read_traces, summarize)
 from tool_router.executor.watches import SensorReadError, WatchManager

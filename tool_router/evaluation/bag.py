@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from tool_router.errors import DatasetError, one_line
-from tool_router.explanation import Explanation
+from tool_router.common.errors import DatasetError, one_line
+from tool_router.common.explanation import Explanation
 from tool_router.evaluation.dataset import Example, check_example
-from tool_router.paths import share_dir
+from tool_router.common.paths import share_dir
 
 REQUEST_TYPE = 'tool_router/msg/Request'
 SELECTION_TYPE = 'tool_router/msg/SelectedCapabilities'
@@ -219,50 +219,3 @@ def read_bag(path: str | Path, catalog: Any = None) -> BagContents:
         raise DatasetError(f'bag has no {REQUEST_TYPE} messages (annotated requests are needed)',
                            where=str(path))
     return out
-
-
-# -- recording from a live graph ---------------------------------------------------
-class SelectionRecorder:
-    """Collects serialized ``SelectedCapabilities`` (and optionally ``Request``) on an rclpy node.
-
-    The caller spins the node; :meth:`entries` returns what arrived, stamped
-    with the local receive time, ready for :func:`write_bag`.
-    """
-
-    def __init__(self, node: Any, selection_topic: str = SELECTION_TOPIC,
-                 request_topic: str | None = None) -> None:
-        from tool_router.msg import Request, SelectedCapabilities
-        self.received: list[BagEntry] = []
-        self._subs = [node.create_subscription(SelectedCapabilities, selection_topic,
-                                               self._on(selection_topic, SELECTION_TYPE), 100,
-                                               raw=True)]
-        if request_topic:
-            self._subs.append(node.create_subscription(Request, request_topic,
-                                                       self._on(request_topic, REQUEST_TYPE), 100,
-                                                       raw=True))
-
-    def _on(self, topic: str, msgtype: str) -> Any:
-        def callback(data: bytes) -> None:
-            self.received.append(BagEntry(topic, msgtype, time.time_ns(), bytes(data)))
-        return callback
-
-    def selections(self) -> int:
-        """Selections received so far."""
-        return sum(1 for e in self.received if e.msgtype == SELECTION_TYPE)
-
-
-def record_selections(out: str | Path, duration_s: float, storage: str = 'mcap',
-                      selection_topic: str = SELECTION_TOPIC,
-                      request_topic: str | None = REQUEST_TOPIC) -> int:
-    """Record selections (and requests) from the ROS graph for ``duration_s``; return the count."""
-    from tool_router.ros_session import RosSession
-    with RosSession('tool_router_bag_recorder') as session:
-        recorder = SelectionRecorder(session.node, selection_topic, request_topic)
-        deadline = time.monotonic() + duration_s
-        try:
-            while time.monotonic() < deadline and session.ok():
-                session.spin_once(min(0.1, max(0.0, deadline - time.monotonic())))
-        except KeyboardInterrupt:
-            pass
-    write_bag(out, recorder.received, storage)
-    return len(recorder.received)

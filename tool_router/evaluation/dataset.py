@@ -22,8 +22,8 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tool_router.catalog import Catalog
-from tool_router.errors import DatasetError, one_line
+from tool_router.common.catalog import Catalog
+from tool_router.common.errors import DatasetError, one_line
 
 LEVELS = ('direct', 'consequential', 'compound')
 ALL_LEVELS = LEVELS + ('out_of_scope',)

@@ -18,8 +18,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from tool_router.evaluation.dataset import LEVELS
-from tool_router.explanation import LLMFacts
-from tool_router.stats import percentiles
+from tool_router.common.explanation import LLMFacts
+from tool_router.common.stats import percentiles
 
 OUT_OF_SCOPE = 'out_of_scope'
 LATENCY_QUANTILES = (50, 90, 99)

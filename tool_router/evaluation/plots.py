@@ -8,7 +8,7 @@ import numpy as np
 
 from tool_router.evaluation.dataset import LEVELS
 from tool_router.evaluation.metrics import RequestRecord, top_counts
-from tool_router.stats import percentiles
+from tool_router.common.stats import percentiles
 
 TOP_K = 12
 

@@ -7,19 +7,16 @@ Collecting is separate from analysing: this module produces
 from __future__ import annotations
 
 import sys
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Protocol, Sequence
 
-from tool_router.errors import DatasetError, RequestError, ToolRouterError
-from tool_router.evaluation.bag import (REQUEST_TOPIC, REQUEST_TYPE, BagContents, BagEntry,
-                                        SelectionRecorder, is_bag, read_bag, request_message,
-                                        typestore, write_bag)
+from tool_router.common.errors import DatasetError, RequestError, ToolRouterError
+from tool_router.evaluation.bag import BagContents, is_bag, read_bag
 from tool_router.evaluation.dataset import ALL_LEVELS, Example, load_jsonl
 from tool_router.evaluation.metrics import LLMFlags, RequestRecord, make_record
-from tool_router.explanation import Explanation
+from tool_router.common.explanation import Explanation
 
 DEFAULT = 'default'
 
@@ -117,7 +114,7 @@ class Backend(Protocol):
 
 
 class InProcessBackend:
-    """Routes with a :class:`~tool_router.router.Router` in this process."""
+    """Routes with a :class:`~tool_router.routing.router.Router` in this process."""
 
     def __init__(self, router: Any) -> None:
         self.router = router
@@ -135,70 +132,8 @@ class InProcessBackend:
                       llm=LLMFlags.from_facts(d.llm) if d else None)
 
 
-class LiveBackend:
-    """Routes through a running router node's /route_request; latency is the round trip.
-
-    With ``record=True`` it also subscribes to the node's selections and keeps,
-    for every call, a ``Request`` message carrying the annotation under the
-    router's request id, so :meth:`write` produces a bag that scores by itself.
-    """
-
-    def __init__(self, client: Any, record: bool = False,
-                 selection_topic: str = '/tool_router/decisions', timeout_s: float = 30.0) -> None:
-        self.client = client
-        self.timeout_s = timeout_s
-        self.recorder = SelectionRecorder(client.node, selection_topic) if record else None
-        self._store = typestore() if record else None
-        self.expected_selections = 0
-        if record:
-            self._wait_for_publisher(selection_topic, timeout_s)
-
-    def _wait_for_publisher(self, topic: str, timeout_s: float) -> None:
-        """Route only once the node's selection publisher is matched, or selections are lost."""
-        node = self.client.node
-        deadline = time.monotonic() + timeout_s
-        while node.count_publishers(topic) == 0:
-            if time.monotonic() > deadline:
-                raise ToolRouterError(f'no publisher on {topic} after {timeout_s:.0f} s',
-                                      hint='is the router node active?')
-            self.client.spin_once(0.1)
-        settle = time.monotonic() + 1.0  # let the publisher discover this subscription too
-        while time.monotonic() < settle:
-            self.client.spin_once(0.1)
-
-    def route(self, example: Example, policy: str) -> Routed:
-        """Route through the live node's service, timing the round trip."""
-        sent_ns = time.time_ns()
-        start = time.perf_counter()
-        resp = self.client.call(example.request, policy, 0, self.timeout_s)
-        rtt = (time.perf_counter() - start) * 1000.0
-        if not resp.success:
-            return Routed(tools=[], latency_ms=rtt, error=resp.message or 'refused')
-        if self.recorder is not None:
-            msg = request_message(self._store, example, sent_ns, resp.policy,
-                                  request_id=resp.request_id)
-            self.recorder.received.append(BagEntry(REQUEST_TOPIC, REQUEST_TYPE, sent_ns, msg))
-            self.expected_selections += bool(resp.tools)
-        why = Explanation.read(resp.explanation_json, _warn(example.id))
-        return Routed(tools=list(resp.tools), scores=[float(s) for s in resp.scores],
-                      dropped=list(resp.dropped), fragments=why.fragments, latency_ms=rtt,
-                      llm=LLMFlags.from_facts(why.llm))
-
-    def write(self, out: str | Path, storage: str = 'mcap', settle_s: float = 5.0) -> Path:
-        """Wait for the outstanding selections, then write the recorded bag."""
-        assert self.recorder is not None
-        deadline = time.monotonic() + settle_s
-        while (self.recorder.selections() < self.expected_selections
-               and time.monotonic() < deadline):
-            self.client.spin_once(0.1)
-        missing = self.expected_selections - self.recorder.selections()
-        if missing > 0:
-            print(f'tool-router: warning: {missing} selection(s) not received in time',
-                  file=sys.stderr)
-        return write_bag(out, self.recorder.received, storage)
-
-
-def _warn(request_id: str) -> Any:
+def warn_about(request_id: str) -> Any:
+    """A warning printer for one request's explanation problems (to stderr)."""
     def say(message: str) -> None:
         print(f'tool-router: warning: request {request_id}: {message}', file=sys.stderr)
     return say

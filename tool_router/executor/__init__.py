@@ -1,6 +1,7 @@
-"""The executor: permissions, confirmations, dispatch and traces for routed tool selections.
+"""The executor wing (pure, no rclpy): what happens to a routed selection.
 
-Everything in this package is pure Python (no rclpy) except :mod:`ros_client`,
-the small ROS binding used by the command line. The node that wires it to ROS
-is :mod:`tool_router.nodes.executor_node`.
+Intake, permissions, confirmations, dispatch, watches, traces and the MAVLink backend.
+
+It imports :mod:`tool_router.common`, never the routing wing; the node that wires it to ROS is
+:mod:`tool_router.ros.executor_node`, its command line :mod:`tool_router.cli.executor`.
 """

@@ -3,7 +3,7 @@
 A router selection names tools, not numbers: "take off to 20 m and fly to
 47.3990, 8.5470" selects ``takeoff`` and ``goto_waypoint``; the height and
 the coordinates come from the request text. :func:`extract` finds, for one
-tool, the action clause that talks about it (:func:`tool_router.clauses.split_clauses`;
+tool, the action clause that talks about it (:func:`tool_router.common.clauses.split_clauses`;
 condition clauses are never read, so "when within 50 m of 47.39, 8.54" gives
 no goto target) and reads its values in canonical units.
 
@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tool_router.clauses import split_clauses
-from tool_router.errors import ToolRouterError
-from tool_router.executor.conditions import MEASURE, UNITS
+from tool_router.common.clauses import split_clauses
+from tool_router.common.errors import ToolRouterError
+from tool_router.common.conditions import MEASURE, UNITS
 
 NUMBER = r'[-+−]?\d+(?:[.,]\d+)?'
 DECIMAL = r'[-+−]?\d{1,3}\.\d+'

@@ -1,15 +1,14 @@
-"""Who may say yes, and who may ask: operator keys, signatures and security events (pure).
+"""Who may say yes, and who may ask: operators, their roles and security events (pure).
 
-An operator is a name, a role and a key id; the key (32 random bytes, hex) lives
-in a file readable only by its owner and is never put in parameters, logs,
-traces or messages. A confirmation carries an HMAC-SHA256 over
-:func:`confirmation_payload` (request id, tool, decision, timestamp, nonce, key
-id); an executed request carries one over :func:`execute_payload` (request id,
-request text, execute flag, timestamp, nonce, key id). :class:`ConfirmationVerifier`
-checks the key id, the signature, the freshness window, that the nonce was never
-used, and that the operator's role covers the risk class of every tool the call
-covers (approves, or asks to dispatch). Anything else is a :class:`SecurityRecord`
-(written to the trace files) and approves or dispatches nothing.
+An operator is a name, a role and a key id; the key lives in a file readable only by
+its owner (:mod:`tool_router.common.signing`). A confirmation carries an HMAC-SHA256
+over ``confirmation_payload`` (request id, tool, decision, timestamp, nonce, key id);
+an executed request carries one over ``execute_payload`` (request id, request text,
+execute flag, timestamp, nonce, key id). :class:`ConfirmationVerifier` checks the key
+id, the signature, the freshness window, that the nonce was never used, and that the
+operator's role covers the risk class of every tool the call covers (approves, or asks
+to dispatch). Anything else is a :class:`SecurityRecord` (written to the trace files)
+and approves or dispatches nothing.
 
 The operators file (default ``$ROS_HOME/tool_router/operators.yaml``)::
 
@@ -22,29 +21,24 @@ The operators file (default ``$ROS_HOME/tool_router/operators.yaml``)::
 """
 from __future__ import annotations
 
-import hashlib
 import hmac
-import json
 import math
 import os
 import re
 import secrets
-import stat
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Literal
+from typing import Callable, Iterable, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from tool_router.errors import ConfigError
-from tool_router.paths import ros_home
+from tool_router.common.errors import ConfigError
+from tool_router.common.paths import ros_home
+from tool_router.common.signing import (confirmation_payload, execute_payload,
+                                        read_key, sign, write_key)
 
-SIGNATURE_DOMAIN = 'tool_router/confirm/v1'
-EXECUTE_DOMAIN = 'tool_router/execute/v1'
-SELECT_DOMAIN = 'tool_router/select/v1'
-KEY_BYTES = 32
 DEFAULT_ROLES: dict[str, list[str]] = {
     'pilot': ['none', 'motion', 'payload', 'critical'],
     'payload_operator': ['none', 'payload'],
@@ -57,11 +51,6 @@ NONCE = re.compile(r'^[A-Za-z0-9_-]{16,64}$')
 def default_operators_file() -> Path:
     """``$ROS_HOME/tool_router/operators.yaml``."""
     return ros_home() / 'tool_router' / 'operators.yaml'
-
-
-def default_router_key_file() -> Path:
-    """``$ROS_HOME/tool_router/keys/router.key``: the key the router signs selections with."""
-    return ros_home() / 'tool_router' / 'keys' / 'router.key'
 
 
 class Operator(BaseModel):
@@ -133,192 +122,9 @@ class Verdict(BaseModel):
 
 
 # -- keys ----------------------------------------------------------------------
-def check_key_file(path: Path) -> None:
-    """Refuse a key file that is missing, not a regular file, or readable by group/others."""
-    try:
-        info = path.stat()
-    except OSError as exc:
-        raise ConfigError(f'cannot read key file: {exc.strerror}', where=str(path),
-                          hint='tool-router operator add NAME --role ROLE creates one') from None
-    if not stat.S_ISREG(info.st_mode):
-        raise ConfigError('key file is not a regular file', where=str(path))
-    if info.st_mode & 0o077:
-        raise ConfigError(f'key file is accessible by group or others '
-                          f'(mode {stat.S_IMODE(info.st_mode):04o})', where=str(path),
-                          hint=f'chmod 600 {path}')
-    if hasattr(os, 'getuid') and info.st_uid != os.getuid():
-        raise ConfigError('key file belongs to another user', where=str(path))
-
-
-def read_key(path: str | Path) -> bytes:
-    """The key bytes of a key file, after :func:`check_key_file`."""
-    path = Path(path)
-    check_key_file(path)
-    text = path.read_text(encoding='ascii', errors='replace').strip()
-    try:
-        key = bytes.fromhex(text)
-    except ValueError:
-        raise ConfigError('key file does not hold a hex key', where=str(path)) from None
-    if len(key) < 16:
-        raise ConfigError(f'key too short ({len(key)} bytes, need >= 16)', where=str(path))
-    return key
-
-
-def write_key(path: Path) -> None:
-    """Create a new random key file with mode 0600 (refuses to overwrite)."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, 'w', encoding='ascii') as handle:
-        handle.write(secrets.token_hex(KEY_BYTES) + '\n')
 
 
 # -- signing -------------------------------------------------------------------
-def confirmation_payload(request_id: str, tool: str, approve: bool, timestamp: float,
-                         nonce: str, key_id: str) -> bytes:
-    """The exact bytes a confirmation signature covers."""
-    fields = [SIGNATURE_DOMAIN, request_id, tool, 'approve' if approve else 'deny',
-              f'{timestamp:.6f}', nonce, key_id]
-    return '\n'.join(fields).encode('utf-8')
-
-
-def sign(key: bytes, payload: bytes) -> str:
-    """HMAC-SHA256 of ``payload``, hex."""
-    return hmac.new(key, payload, hashlib.sha256).hexdigest()
-
-
-def execute_payload(request_id: str, request_text: str, execute: bool, timestamp: float,
-                    nonce: str, key_id: str) -> bytes:
-    """The exact bytes a requester signature covers (docs/SECURITY.md).
-
-    The line ``tool_router/execute/v1``, then each field as
-    ``<length in UTF-8 bytes>:<UTF-8 bytes>`` followed by a newline, in this order:
-    request id, request text, ``execute`` or ``route``, timestamp (6 decimals),
-    nonce, key id. The length prefix makes the split unambiguous, so a newline in
-    the request text (or id) cannot move bytes from one field to another.
-    """
-    return _length_prefixed(EXECUTE_DOMAIN, [request_id, request_text,
-                                             'execute' if execute else 'route',
-                                             f'{timestamp:.6f}', nonce, key_id])
-
-
-class RequesterSignature(BaseModel):
-    """The requester signature fields (of RouteRequest, Request and SelectedCapabilities)."""
-
-    model_config = ConfigDict(extra='forbid')
-
-    key_id: str = ''
-    timestamp: float = 0.0
-    nonce: str = ''
-    signature: str = ''
-
-
-def fresh_stamp(clock: Callable[[], float] = time.time) -> tuple[float, str]:
-    """The (timestamp, nonce) of a new signature: the clock to the microsecond, 18 random bytes."""
-    return round(clock(), 6), secrets.token_urlsafe(18)
-
-
-def sign_request(key: bytes, key_id: str, request_id: str, request_text: str,
-                 execute: bool = True,
-                 clock: Callable[[], float] = time.time) -> RequesterSignature:
-    """A fresh requester signature over one request (new nonce, current time)."""
-    stamp, nonce = fresh_stamp(clock)
-    payload = execute_payload(request_id, request_text, execute, stamp, nonce, key_id)
-    return RequesterSignature(key_id=key_id, timestamp=stamp, nonce=nonce,
-                              signature=sign(key, payload))
-
-
-def _length_prefixed(domain: str, fields: Iterable[str]) -> bytes:
-    """``domain``, a newline, then each field as ``<UTF-8 length>:<UTF-8 bytes>`` + newline."""
-    out = bytearray(domain.encode('ascii') + b'\n')
-    for field in fields:
-        data = field.encode('utf-8')
-        out += str(len(data)).encode('ascii') + b':' + data + b'\n'
-    return bytes(out)
-
-
-def selection_payload(request_id: str, request_text: str, tools: Iterable[str],
-                      clause_index: Iterable[int], conditions: Iterable[str],
-                      nonce: str) -> bytes:
-    """The exact bytes a router signature covers (docs/SECURITY.md).
-
-    The line ``tool_router/select/v1``, then, length-prefixed as in :func:`execute_payload`:
-    request id, request text, the tools, their clause indices and their conditions (each list
-    as JSON), and the requester signature's nonce ('' when unsigned). It binds the tools the
-    router picked to the request the operator signed: a selection with other tools, other
-    conditions or another request's signature fails.
-    """
-    return _length_prefixed(SELECT_DOMAIN, [
-        request_id, request_text, json.dumps(list(tools)),
-        json.dumps([int(i) for i in clause_index]), json.dumps(list(conditions)), nonce])
-
-
-def router_key(path: Path, create: bool = False) -> bytes:
-    """The router's signing key from ``path`` (:func:`read_key`'s checks).
-
-    ``create``: make a new one (mode 0600) when the file does not exist; a concurrent
-    creator's key wins and is read.
-    """
-    if create and not path.exists():
-        try:
-            write_key(path)
-        except FileExistsError:
-            pass
-    return read_key(path)
-
-
-def sign_selection(key: bytes, request_id: str, request_text: str, tools: Iterable[str],
-                   clause_index: Iterable[int], conditions: Iterable[str], nonce: str) -> str:
-    """The router signature of a selection (hex HMAC-SHA256 of :func:`selection_payload`)."""
-    return sign(key, selection_payload(request_id, request_text, tools, clause_index,
-                                       conditions, nonce))
-
-
-def selection_signature(msg: Any, key: bytes | None = None) -> str:
-    """:func:`sign_selection` of a SelectedCapabilities message's fields.
-
-    ``key`` defaults to the key of :func:`default_router_key_file` (made when missing): what
-    the router node signs with by default, and what a benchmark or test playing the router uses.
-    """
-    if key is None:
-        key = router_key(default_router_key_file(), create=True)
-    return sign_selection(key, msg.request_id, msg.request_text, msg.tools, msg.clause_index,
-                          msg.conditions, msg.nonce)
-
-
-def router_signature_ok(key: bytes, signature: str, request_id: str, request_text: str,
-                        tools: Iterable[str], clause_index: Iterable[int],
-                        conditions: Iterable[str], nonce: str) -> bool:
-    """Whether ``signature`` is the router's signature of this selection (constant time)."""
-    expected = sign_selection(key, request_id, request_text, tools, clause_index, conditions,
-                              nonce)
-    # as bytes: compare_digest refuses str with non-ASCII characters, and this one comes off
-    # the network
-    return hmac.compare_digest(expected.encode('ascii'),
-                               signature.strip().lower().encode('utf-8', 'replace'))
-
-
-class SignedConfirmation(BaseModel):
-    """The signed fields of a ConfirmTool request."""
-
-    model_config = ConfigDict(extra='forbid')
-
-    request_id: str
-    tool: str
-    approve: bool
-    timestamp: float
-    nonce: str
-    key_id: str
-    signature: str
-
-
-def sign_confirmation(key: bytes, key_id: str, request_id: str, tool: str, approve: bool,
-                      clock: Callable[[], float] = time.time) -> SignedConfirmation:
-    """A fresh signed confirmation (new nonce, current time)."""
-    stamp, nonce = fresh_stamp(clock)
-    payload = confirmation_payload(request_id, tool, approve, stamp, nonce, key_id)
-    return SignedConfirmation(request_id=request_id, tool=tool, approve=approve,
-                              timestamp=stamp, nonce=nonce, key_id=key_id,
-                              signature=sign(key, payload))
 
 
 # -- the operators file --------------------------------------------------------

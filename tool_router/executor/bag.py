@@ -5,9 +5,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tool_router.errors import ConfigError
+from tool_router.common.errors import ConfigError
 from tool_router.executor.traces import TraceRecord, trace_message_fields
-from tool_router.paths import share_dir
+from tool_router.common.paths import share_dir
 
 MSGTYPE = 'tool_router/msg/ExecutionTrace'
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tool_router.errors import ConfigError
+from tool_router.common.errors import ConfigError
 
 DOMAIN = 'tool_router/trace-chain/v1'
 PREFIX = b'{"prev_hash":"'
@@ -202,14 +202,14 @@ def _broken(report: ChainReport, where: str) -> ChainReport:
 
 def default_chain_key_file() -> Path:
     """``$ROS_HOME/tool_router/keys/trace-chain.key``."""
-    from tool_router.paths import ros_home
+    from tool_router.common.paths import ros_home
 
     return ros_home() / 'tool_router' / 'keys' / 'trace-chain.key'
 
 
 def load_or_create_chain_key(path: Path) -> bytes:
     """The executor's chain key (created 0600 when missing; refused when others can read it)."""
-    from tool_router.executor.auth import read_key, write_key
+    from tool_router.common.signing import read_key, write_key
 
     if not path.exists():
         try:

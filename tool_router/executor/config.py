@@ -9,11 +9,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from tool_router.errors import ConfigError
+from tool_router.common.errors import ConfigError
 from tool_router.executor.dispatch import Binding, BindingKind, Mode, parse_binding
 from tool_router.executor.mavlink_spec import MavlinkConfig
-from tool_router.paths import config_path, ros_home
-from tool_router.yaml_util import load_ros_parameters
+from tool_router.common.paths import config_path, ros_home
+from tool_router.common.yaml_util import load_ros_parameters
 
 NODE_NAME = 'executor_node'
 
@@ -159,7 +159,7 @@ class ExecutorConfig(BaseModel):
 
     def resolved_router_key(self) -> Path:
         """The router's selection key file ($ROS_HOME/tool_router/keys/router.key by default)."""
-        from tool_router.executor.auth import default_router_key_file
+        from tool_router.common.signing import default_router_key_file
         return Path(self.router_key_file) if self.router_key_file else default_router_key_file()
 
     def resolved_chain_key(self) -> Path:

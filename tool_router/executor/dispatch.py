@@ -20,7 +20,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tool_router.errors import ConfigError
+from tool_router.common.errors import ConfigError
 
 TOPIC_NAME = re.compile(r'^/?[A-Za-z_~{][A-Za-z0-9_/{}~]*$')
 OFF_WORDS = re.compile(r'\b(off|stop|stops|stopping|end|disable|deactivate|halt|cease|kill)\b',

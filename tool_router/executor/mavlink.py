@@ -31,7 +31,7 @@ import time
 from typing import Any
 
 from tool_router.executor.arguments import ArgumentError, ToolArguments, extract
-from tool_router.executor.conditions import distance_m, encode_reading
+from tool_router.common.conditions import distance_m, encode_reading
 from tool_router.executor.dispatch import OFF_WORDS, Binding, BindingKind, DispatchResult
 from tool_router.executor.watches import SensorReadError
 from tool_router.executor.mavlink_spec import (

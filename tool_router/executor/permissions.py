@@ -13,7 +13,7 @@ The file is YAML (``config/permissions.yaml``)::
     rate_limits:         # at most max_calls dispatched invocations per window_s seconds
       takeoff: {max_calls: 3, window_s: 60}
 
-A malformed file raises :class:`~tool_router.errors.ConfigError` naming the
+A malformed file raises :class:`~tool_router.common.errors.ConfigError` naming the
 file, line and field; the executor node refuses to start with it.
 """
 from __future__ import annotations
@@ -28,9 +28,9 @@ from typing import Callable, Literal
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
-from tool_router.catalog import Catalog, Risk
-from tool_router.errors import ConfigError, first_problem
-from tool_router.yaml_util import line_of, load_yaml_with_lines
+from tool_router.common.catalog import Catalog, Risk
+from tool_router.common.errors import ConfigError, first_problem
+from tool_router.common.yaml_util import line_of, load_yaml_with_lines
 
 
 class Action(str, Enum):
@@ -197,5 +197,5 @@ def load_permissions(path: str | Path, catalog: Catalog) -> PermissionsFile:
 
 def default_permissions_path() -> Path:
     """The permissions file shipped with the package."""
-    from tool_router.paths import config_path
+    from tool_router.common.paths import config_path
     return config_path('permissions.yaml')

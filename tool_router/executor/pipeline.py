@@ -25,15 +25,15 @@ from typing import Any, Callable, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tool_router.catalog import Catalog, Kind
-from tool_router.errors import ToolRouterError
-from tool_router.executor.conditions import Parsed, Predicate, parse_condition, sensors_of
+from tool_router.common.catalog import Catalog, Kind
+from tool_router.common.errors import ToolRouterError
+from tool_router.common.conditions import Parsed, Predicate, parse_condition, sensors_of
 from tool_router.executor.dispatch import (Binding, BindingKind, Dispatcher, DispatchResult,
                                            Mode)
 from tool_router.executor.permissions import Action, PermissionPolicy
 from tool_router.executor.traces import (Candidate, ConfirmationOutcome, Redactor, Stamps,
                                          ToolTrace, TraceEvent, TraceRecord)
-from tool_router.explanation import Explanation
+from tool_router.common.explanation import Explanation
 
 
 

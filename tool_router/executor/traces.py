@@ -28,10 +28,10 @@ from typing import Any, Final, Iterable, Iterator, Literal, Union
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
-from tool_router.errors import ToolRouterError, first_problem
+from tool_router.common.errors import ToolRouterError, first_problem
 from tool_router.executor.chain import TraceChain, strip_link
-from tool_router.llm.redact import redact
-from tool_router.stats import percentiles
+from tool_router.common.redact import redact
+from tool_router.common.stats import percentiles
 
 SCHEMA_VERSION: Final = '2.0'
 READABLE_VERSIONS = ('1.0', '2.0')
@@ -219,7 +219,7 @@ RECORD_KINDS: dict[str, type[BaseModel]] = {'request': TraceRecord, 'event': Tra
 
 # -- redaction -----------------------------------------------------------------
 class Redactor:
-    """Request text for the traces, through the one redactor (:mod:`tool_router.llm.redact`).
+    """Request text for the traces, through the one redactor (:mod:`tool_router.common.redact`).
 
     Coordinates become ``<coordinates>``, listed names ``<name>``, other numbers
     ``<number>``; each kind can be switched off; disabled, the text is unchanged.

@@ -25,8 +25,8 @@ from typing import Any, Callable, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tool_router.errors import ToolRouterError
-from tool_router.executor.conditions import CLOCK, Predicate
+from tool_router.common.errors import ToolRouterError
+from tool_router.common.conditions import CLOCK, Predicate
 from tool_router.executor.traces import WatchRecord
 
 

@@ -23,7 +23,7 @@ The frozen layers run once per text (their output is cached), so a run costs
 a few CPU minutes. Deterministic: one seed drives the anchor order and the
 class texts, torch runs single-threaded, dropout is off. The result is a
 *patch*: the trained layers in fp16, applied to the stock weights at load
-(:func:`tool_router.embeddings.apply_patch`). Refuses a dataset that shares
+(:func:`tool_router.routing.embeddings.apply_patch`). Refuses a dataset that shares
 requests with a test split (:mod:`.guard`).
 """
 
@@ -37,7 +37,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from tool_router.clauses import normalise, split_clauses
+from tool_router.common.clauses import normalise, split_clauses
 from tool_router.evaluation.dataset import Example
 
 SEED = 20261130
@@ -293,10 +293,10 @@ def fit(
     ``fold`` = (k, n): train without writer fold k of n (:func:`writer_folds`), a fold patch
     for ``fit lcr --cross-fit``.
     """
-    from tool_router.embeddings import DEFAULT_MODEL, resolve_model, save_patch
+    from tool_router.routing.embeddings import DEFAULT_MODEL, resolve_model, save_patch
     from tool_router.evaluation.dataset import load_jsonl
     from tool_router.evaluation.fitting.guard import refuse_reporting_data
-    from tool_router.policies.lcr import load_scope_phrases
+    from tool_router.routing.policies.lcr import load_scope_phrases
 
     examples = load_jsonl(dataset, catalog)
     if not refuse_reporting_data(examples, str(dataset)):

@@ -1,6 +1,6 @@
 """``tool-router fit gate``: fit the hybrid policy's gate on the development split.
 
-The gate (:mod:`tool_router.policies.hybrid`) asks the LLM when the local
+The gate (:mod:`tool_router.routing.policies.hybrid`) asks the LLM when the local
 decision looks uncertain. This chooses the thresholds that catch the most
 local loss (1 - composite) while asking on at most ``target_rate`` of the
 requests; the local decisions are cut to the router's ``max_tools``, as served.
@@ -15,8 +15,8 @@ from tool_router.evaluation.dataset import load_jsonl
 from tool_router.evaluation.fitting.encoder import writer_folds
 from tool_router.evaluation.fitting.guard import refuse_reporting_data
 from tool_router.evaluation.metrics import composite
-from tool_router.explanation import GateSignals
-from tool_router.policies.hybrid import gate_signals
+from tool_router.common.explanation import GateSignals
+from tool_router.routing.policies.hybrid import gate_signals
 
 Row = tuple[GateSignals, float]  # the gate's signals of one request, and the local loss
 
@@ -37,9 +37,9 @@ def _candidates(values: Sequence[float]) -> list[float]:
 def fit_gate(rows: Sequence[Row], target_rate: float) -> dict[str, Any]:
     """Thresholds that catch the most local loss asking on at most ``target_rate``.
 
-    The gate's rule is :func:`tool_router.policies.hybrid.uncertain`, evaluated here on arrays
-    (``test_gate.py`` checks the two agree); a threshold's candidates are the observed values
-    (``GRID`` quantiles of them on a large dataset).
+    The gate's rule is :func:`tool_router.routing.policies.hybrid.uncertain`, evaluated here on
+    arrays (``test_gate.py`` checks the two agree); a threshold's candidates are the observed
+    values (``GRID`` quantiles of them on a large dataset).
     """
     import numpy as np
 

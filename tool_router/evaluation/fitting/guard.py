@@ -16,9 +16,9 @@ import re
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from tool_router.errors import DatasetError
+from tool_router.common.errors import DatasetError
 from tool_router.evaluation.dataset import Example
-from tool_router.paths import share_dir
+from tool_router.common.paths import share_dir
 
 _SPACE = re.compile(r'\s+')
 

@@ -9,7 +9,7 @@ objective (:mod:`.objective`) on the answers cut to the router's ``max_tools``,
 as served. Refuses a dataset that shares requests with a test split (:mod:`.guard`).
 
 The dataset's requests are also written to the model file as lcr's exemplar memory
-(:mod:`tool_router.exemplars`); while fitting, each request's memory features come from a
+(:mod:`tool_router.routing.exemplars`); while fitting, each request's memory features come from a
 memory without its writer fold's requests (:func:`fold_memories`), as an unseen writer's would.
 """
 
@@ -26,8 +26,8 @@ import numpy as np
 
 from tool_router.evaluation.dataset import Example, load_jsonl
 from tool_router.evaluation.fitting.encoder import writer_folds
-from tool_router.exemplars import ExemplarBuilder, ExemplarMemory, Exemplars, embed_texts
-from tool_router.index import stderr_progress
+from tool_router.routing.exemplars import ExemplarBuilder, ExemplarMemory, Exemplars, embed_texts
+from tool_router.routing.index import stderr_progress
 from tool_router.evaluation.fitting.guard import refuse_reporting_data
 from tool_router.evaluation.fitting.objective import (
     OUT_OF_SCOPE_EMPTY_WEIGHT,
@@ -35,7 +35,7 @@ from tool_router.evaluation.fitting.objective import (
     objective_arrays,
 )
 from tool_router.evaluation.metrics import composite
-from tool_router.policies.lcr import (
+from tool_router.routing.policies.lcr import (
     FEATURES,
     SCOPE_FEATURES,
     VARIANTS,
@@ -489,7 +489,7 @@ def fit(
         for v in variants
     }
     payload = {
-        'about': 'Fitted by `tool-router fit lcr`; see tool_router/policies/lcr.py.',
+        'about': 'Fitted by `tool-router fit lcr`; see tool_router/routing/policies/lcr.py.',
         'dataset': dataset.name,
         'n_requests': len(examples),
         'augmented_per_request': n_aug,
@@ -506,7 +506,7 @@ def fit(
 
 
 def collect_exemplars(examples: Sequence[Example], extractor: FeatureExtractor) -> Exemplars:
-    """The dataset's requests as exemplars (:mod:`tool_router.exemplars`), as lcr segments them.
+    """The dataset's requests as exemplars (:mod:`~tool_router.routing.exemplars`), lcr-segmented.
 
     A multi-tool request's clauses go to their closest gold tool under ``extractor``'s encoder
     (the router's: the shipped exemplars are those it will be asked with).
@@ -557,16 +557,16 @@ def cross_fit_extractors(
     trained without (:func:`tool_router.evaluation.fitting.encoder.fold_meta`); a patch made on
     another dataset, or a missing or repeated fold, is refused rather than silently leaking.
     """
-    from tool_router.embeddings import (
+    from tool_router.routing.embeddings import (
         DEFAULT_MODEL,
         SentenceTransformerEncoder,
         apply_patch,
         patch_meta,
         resolve_model,
     )
-    from tool_router.errors import ConfigError
+    from tool_router.common.errors import ConfigError
     from tool_router.evaluation.fitting.encoder import fold_meta, writer_folds
-    from tool_router.index import CatalogIndex
+    from tool_router.routing.index import CatalogIndex
 
     by_fold: dict[int, Path] = {}
     n = len(patches)

@@ -1,0 +1,283 @@
+"""Executor sub-commands: ``trace summary|tail|validate`` and ``confirm``."""
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import sys
+
+from tool_router.cli.common import add_signing_args
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    """Summarise, validate or follow execution traces."""
+    if args.action == 'tail':
+        return _tail(args)
+    if args.action == 'verify':
+        return _verify(args)
+    from tool_router.cli.common import print_json
+    from tool_router.executor.traces import format_summary, read_traces, summarize, trace_files
+    from tool_router.common.paths import ros_home
+
+    paths = trace_files(args.files or [ros_home() / 'tool_router' / 'traces'])
+    if not paths:
+        print('tool-router: no trace files found', file=sys.stderr)
+        return 1
+    bad: list[str] = []
+    records = [rec for path in paths for rec in read_traces(path, bad)]
+    if args.action == 'validate':
+        for line in bad:
+            print(f'bad line: {line}', file=sys.stderr)
+        print(f'{len(records)} valid records in {len(paths)} file(s), {len(bad)} bad line(s)')
+        return 1 if bad else 0
+    summary = summarize(records)
+    summary['bad_lines'] = bad
+    if bad:
+        print(f'tool-router: skipped {len(bad)} bad line(s); `tool-router trace validate` '
+              'lists them', file=sys.stderr)
+    if args.json:
+        print_json(summary)
+    else:
+        print(format_summary(summary))
+    return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    """Check the hash chain of trace directories; report the first broken link."""
+    from pathlib import Path
+
+    from tool_router.common.signing import read_key
+    from tool_router.executor.chain import default_chain_key_file, verify_directory
+    from tool_router.common.paths import ros_home
+
+    key = read_key(Path(args.chain_key) if args.chain_key else default_chain_key_file())
+    dirs = [Path(p) for p in args.files] or [ros_home() / 'tool_router' / 'traces']
+    status = 0
+    for directory in dirs:
+        if not directory.is_dir():
+            print(f'tool-router: {directory}: trace verify takes directories', file=sys.stderr)
+            return 2
+        report = verify_directory(directory, key)
+        if args.json:
+            print(report.model_dump_json())
+        elif report.ok:
+            print(f'{directory}: chain intact: {report.records} records in {report.files} '
+                  f'file(s), {report.manifests} signed manifest(s)')
+        else:
+            print(f'{directory}: first broken link: {report.first_break}')
+        if not args.json:
+            for warning in report.warnings:
+                print(f'  warning: {warning}')
+        if not report.ok or not report.manifests:
+            status = 1
+    return status
+
+
+def _tail(args: argparse.Namespace) -> int:
+    from tool_router.ros.executor_client import follow_traces
+
+    def show(msg: object) -> None:
+        if args.json:
+            print(getattr(msg, 'record_json'), flush=True)
+            return
+        rows = zip(msg.tools, msg.decisions, msg.outcomes)  # type: ignore[attr-defined]
+        tools = ', '.join(f'{t}:{d}->{o}' for t, d, o in rows)
+        print(f'{msg.request_id}  {tools}  [{msg.stop_reason}]', flush=True)  # type: ignore
+
+    follow_traces(show, args.topic, args.count, args.timeout)
+    return 0
+
+
+def cmd_confirm(args: argparse.Namespace) -> int:
+    """Approve or deny a tool waiting for confirmation, signed with the operator's key."""
+    ns = '/' + args.namespace.strip('/') if args.namespace.strip('/') else ''
+    if args.list:
+        from tool_router.ros.executor_client import pending_confirmations
+
+        items = pending_confirmations(f'{ns}/executor/pending_confirmations', args.timeout)
+        if args.json:
+            print(json.dumps(items))
+        elif not items:
+            print('no confirmation is pending')
+        for item in items if not args.json else []:
+            print(f"{item['request_id']}  {item['tool']}  waiting {item['waiting_s']:g} s: "
+                  f"tool-router confirm {item['request_id']} {item['tool']} --approve|--deny")
+        return 0
+    if not args.request_id or args.approve is None:
+        print('tool-router confirm: give REQUEST_ID and --approve or --deny (or --list)',
+              file=sys.stderr)
+        return 2
+    if ns and args.service == '/executor/confirm':
+        args.service = f'{ns}/executor/confirm'
+    from tool_router.ros.executor_client import call_confirm
+
+    operator_name = args.operator or getpass.getuser()
+    signed = None if args.insecure else _sign(args, operator_name)
+    resp = call_confirm(args.request_id, args.tool or '', args.approve, operator_name,
+                        args.service, args.timeout, signed)
+    if args.json:
+        print(json.dumps({'success': resp.success, 'message': resp.message,
+                          'affected_tools': list(resp.affected_tools)}))
+    else:
+        print(resp.message, file=sys.stdout if resp.success else sys.stderr)
+    return 0 if resp.success else 1
+
+
+def _sign(args: argparse.Namespace, operator_name: str) -> object:
+    """A signed confirmation with the key of --key, or of the operator in the operators file."""
+    from pathlib import Path
+
+    from tool_router.common import signing
+    from tool_router.executor import auth
+
+    path = Path(args.operators) if args.operators else auth.default_operators_file()
+    key, key_id = auth.signing_key(path, operator_name, args.key_id, args.key)
+    return signing.sign_confirmation(key, key_id, args.request_id, args.tool or '', args.approve)
+
+
+def cmd_operator(args: argparse.Namespace) -> int:
+    """Add, list or revoke operator keys (the executor reads them at start-up)."""
+    from pathlib import Path
+
+    from tool_router.executor import auth
+
+    path = Path(args.operators) if args.operators else auth.default_operators_file()
+    if args.action == 'add':
+        if not args.name:
+            print('tool-router: operator add needs a NAME', file=sys.stderr)
+            return 2
+        op = auth.add_operator(path, args.name, args.role)
+        print(f'added {op.name} ({op.role}), key {op.key_id} in '
+              f'{auth.key_path(path, op)} (mode 0600); restart the executor to load it')
+        return 0
+    if args.action == 'revoke':
+        if not args.name:
+            print('tool-router: operator revoke needs a NAME or KEY_ID', file=sys.stderr)
+            return 2
+        for op in auth.revoke_operator(path, args.name):
+            print(f'revoked {op.name} key {op.key_id}; restart the executor to apply it')
+        return 0
+    data = auth.load_operators_file(path) if path.exists() else auth.OperatorsFile()
+    rows = [{'name': op.name, 'role': op.role, 'key_id': op.key_id, 'revoked': op.revoked}
+            for op in data.operators]
+    if args.json:
+        print(json.dumps(rows))
+    elif not rows:
+        print(f'no operators in {path}')
+    else:
+        for r in rows:
+            state = 'revoked' if r['revoked'] else 'active'
+            print(f"{r['name']:16s} {r['role']:16s} {r['key_id']:28s} {state}")
+    return 0
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    """List or cancel the executor's condition watches."""
+    from tool_router.ros.executor_client import call_service
+    from tool_router.srv import CancelWatch, ListWatches
+
+    if args.action == 'list':
+        resp = call_service(ListWatches, args.list_service,
+                            ListWatches.Request(include_ended=args.all), args.timeout)
+        watches = json.loads(resp.watches_json or '[]')
+        if args.json:
+            print(json.dumps(watches))
+        else:
+            print(format_watches(watches))
+        return 0
+    if not args.watch_id and not args.request:
+        print('tool-router: watch cancel needs a WATCH_ID or --request ID', file=sys.stderr)
+        return 2
+    resp = call_service(CancelWatch, args.cancel_service, CancelWatch.Request(
+        watch_id=args.watch_id or '', request_id=args.request or '',
+        operator_name=args.operator or getpass.getuser()), args.timeout)
+    if args.json:
+        print(json.dumps({'success': resp.success, 'message': resp.message,
+                          'cancelled': list(resp.cancelled)}))
+    else:
+        print(resp.message, file=sys.stdout if resp.success else sys.stderr)
+    return 0 if resp.success else 1
+
+
+def format_watches(watches: list[dict]) -> str:
+    """One line per watch: id, state, tool, predicate, samples, last value, time left."""
+    import time
+
+    if not watches:
+        return 'no watches'
+    lines = []
+    for w in watches:
+        left = w['expires_at'] - time.time()
+        when = f'expires in {left:.0f} s' if w['state'] == 'armed' else w['reason']
+        value = '' if w['value'] is None else f"  last {w['value']}"
+        error = f"  ({w['last_error']})" if w['last_error'] else ''
+        lines.append(f"{w['watch_id']}  {w['state']:9s} {w['tool']} when {w['predicate']}  "
+                     f"[request {w['request_id']}, {w['samples']} samples{value}, {when}]{error}")
+    return '\n'.join(lines)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the executor's sub-commands to the ``tool-router`` parser."""
+    p = sub.add_parser('trace', help='summarise, validate or follow executor traces')
+    p.add_argument('action', choices=['summary', 'validate', 'tail', 'verify'],
+                   help='summary: counts and latencies; validate: check every record; '
+                        'tail: follow the trace topic; verify: check the hash chain and '
+                        'its signed manifests, report the first broken link')
+    p.add_argument('files', nargs='*', help='JSONL files or directories '
+                                            '(default: $ROS_HOME/tool_router/traces)')
+    p.add_argument('--json', action='store_true', help='machine-readable output')
+    p.add_argument('--chain-key', default='', help='verify: the chain key file (default: '
+                                                   '$ROS_HOME/tool_router/keys/trace-chain.key)')
+    p.add_argument('--topic', default='/executor/traces', help='tail: trace topic')
+    p.add_argument('--count', type=int, default=0, help='tail: stop after N records')
+    p.add_argument('--timeout', type=float, default=0.0, help='tail: stop after S seconds')
+    p.set_defaults(handler=cmd_trace)
+
+    p = sub.add_parser('confirm', help='approve or deny a tool waiting for confirmation '
+                                       '(--list: what is waiting)')
+    p.add_argument('request_id', nargs='?', default='',
+                   help='the request whose tool waits (from the trace, the confirmation '
+                        'request or --list)')
+    p.add_argument('tool', nargs='?', default='', help='tool name (default: every pending tool '
+                                                       'of the request)')
+    group = p.add_mutually_exclusive_group()
+    group.add_argument('--approve', dest='approve', action='store_true', default=None,
+                       help='let the tool run')
+    group.add_argument('--deny', dest='approve', action='store_false',
+                       help='refuse the tool (recorded as confirmation_denied)')
+    group.add_argument('--list', action='store_true',
+                       help='show the confirmations still waiting (works for late joiners)')
+    p.add_argument('--namespace', default='', help='vehicle namespace, e.g. uav1')
+    add_signing_args(p, 'the decision')
+    p.add_argument('--insecure', action='store_true',
+                   help='send unsigned (only an executor with insecure_confirmations accepts it)')
+    p.add_argument('--service', default='/executor/confirm', help='confirmation service name')
+    p.add_argument('--timeout', type=float, default=10.0, help='seconds to wait for the service')
+    p.add_argument('--json', action='store_true', help='machine-readable output')
+    p.set_defaults(handler=cmd_confirm)
+
+    p = sub.add_parser('operator', help='add, list or revoke operator keys for confirmations')
+    p.add_argument('action', choices=['add', 'list', 'revoke'],
+                   help='add: new key (0600) for NAME; list: operators; revoke: NAME or KEY_ID')
+    p.add_argument('name', nargs='?', default='', help='add/revoke: operator name (or key id)')
+    p.add_argument('--role', default='pilot', help='add: role (shipped: pilot, '
+                                                   'payload_operator, observer)')
+    p.add_argument('--operators', default='', help='operators file (default: '
+                                                   '$ROS_HOME/tool_router/operators.yaml)')
+    p.add_argument('--json', action='store_true', help='list: machine-readable output')
+    p.set_defaults(handler=cmd_operator)
+
+    p = sub.add_parser('watch', help='list or cancel condition watches')
+    p.add_argument('action', choices=['list', 'cancel'],
+                   help='list: the armed watches; cancel: one watch or a request\'s watches')
+    p.add_argument('watch_id', nargs='?', default='', help='cancel: the watch id')
+    p.add_argument('--request', default='', help='cancel: every watch of this request id')
+    p.add_argument('--all', action='store_true', help='list: also recently ended watches')
+    p.add_argument('--operator', default='', help='cancel: your name, recorded in the trace')
+    p.add_argument('--list-service', default='/executor/list_watches',
+                   help='list: service name')
+    p.add_argument('--cancel-service', default='/executor/cancel_watch',
+                   help='cancel: service name')
+    p.add_argument('--timeout', type=float, default=10.0, help='seconds to wait for the service')
+    p.add_argument('--json', action='store_true', help='machine-readable output')
+    p.set_defaults(handler=cmd_watch)

@@ -1,0 +1,171 @@
+"""Shared ROS glue: spinning a node with clean shutdown, parameter declaration, time stamps."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Callable
+
+import rclpy
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rcl_interfaces.msg import ParameterDescriptor, ParameterType
+import pydantic
+
+from tool_router.common.errors import first_error
+
+# Reply history of a /route_request client. Fast DDS delivers every answer of a service to
+# *every* client's reply reader (each client drops the ones not meant for it when it takes
+# them), so with the default KEEP_LAST 10 a client whose process is busy for a moment lost
+# its own answer under a burst of more than 10 answers to other clients (146 of 3,200 calls
+# unanswered with 32 clients; docs/PERFORMANCE.md). 1000 answers to others may arrive before
+# this client reads its own.
+CLIENT_REPLY_DEPTH = 1000
+
+_TYPES = {
+    bool: ParameterType.PARAMETER_BOOL,
+    int: ParameterType.PARAMETER_INTEGER,
+    float: ParameterType.PARAMETER_DOUBLE,
+    str: ParameterType.PARAMETER_STRING,
+}
+
+
+def parameter_descriptions(model: type[pydantic.BaseModel], prefix: str = '') -> dict[str, str]:
+    """Dotted parameter name -> the pydantic field description, for nested config models."""
+    out: dict[str, str] = {}
+    for name, info in model.model_fields.items():
+        ann = info.annotation
+        if isinstance(ann, type) and issubclass(ann, pydantic.BaseModel):
+            out.update(parameter_descriptions(ann, f'{prefix}{name}.'))
+        else:
+            out[f'{prefix}{name}'] = info.description or ''
+    return out
+
+
+def declare_from_dict(
+    node: Node, values: dict[str, Any], descriptions: dict[str, str], prefix: str = ''
+) -> None:
+    """Declare typed, described parameters from a (nested) dict of defaults."""
+    for key, value in values.items():
+        name = f'{prefix}{key}'
+        if isinstance(value, dict):
+            declare_from_dict(node, value, descriptions, f'{name}.')
+            continue
+        kind = _TYPES.get(type(value))
+        if kind is None:
+            continue
+        descriptor = ParameterDescriptor(
+            type=kind,
+            description=descriptions.get(name, ''),
+            dynamic_typing=isinstance(value, float),
+        )
+        node.declare_parameter(name, value, descriptor)
+
+
+def parameters_as_dict(node: Node, names: list[str]) -> dict[str, Any]:
+    """Nested dict of the current values of dotted parameter names."""
+    out: dict[str, Any] = {}
+    for name in names:
+        value = node.get_parameter(name).value
+        target = out
+        *parents, leaf = name.split('.')
+        for part in parents:
+            target = target.setdefault(part, {})
+        target[leaf] = value
+    return out
+
+
+def flatten(values: dict[str, Any], prefix: str = '') -> list[str]:
+    """Dotted parameter names of a nested dict (``llm.url``, ...)."""
+    names: list[str] = []
+    for key, value in values.items():
+        if isinstance(value, dict):
+            names += flatten(value, f'{prefix}{key}.')
+        else:
+            names.append(f'{prefix}{key}')
+    return names
+
+
+def startup_problem(exc: Exception) -> str:
+    """Why a node cannot start, as one line: ``parameter field: message`` or the error's text."""
+    if isinstance(exc, pydantic.ValidationError):
+        return f'parameter {first_error(exc)}'
+    return str(exc)
+
+
+def stamp_now(node: Node) -> Any:
+    """The node clock's current time as a message stamp."""
+    return node.get_clock().now().to_msg()
+
+
+def spin(
+    make_node: Callable[[], Node],
+    args: list[str] | None = None,
+    threads: int | Callable[[Any], int] = 4,
+) -> int:
+    """Init rclpy, build the node, spin a multi-threaded executor, shut down cleanly.
+
+    ``threads`` may be a function of the built node (a count from its parameters).
+    """
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = make_node()
+        startup = getattr(node, 'startup', None)
+        if startup is not None and not startup():
+            return 1
+        count = threads(node) if callable(threads) else threads
+        executor = MultiThreadedExecutor(num_threads=count)
+        executor.add_node(node)
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except Exception as exc:  # noqa: BLE001 - re-raised unless it is a shutdown race
+        if rclpy.ok():
+            raise  # a failure while running
+        # Ctrl-C shut the context down while a callback was publishing or answering: the
+        # callback's error reaches spin() after the stop was asked for. A clean stop, not a crash.
+        print(f'stopped during a callback ({type(exc).__name__}: {exc})', file=sys.stderr)
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+def service_qos(depth: int) -> QoSProfile:
+    """Reliable, volatile, KEEP_LAST ``depth``: a burst is kept, not overwritten.
+
+    For a service it is the depth of the request queue (requests waiting for a
+    thread); for a client, the depth of its reply reader (:data:`CLIENT_REPLY_DEPTH`).
+    """
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST,
+        depth=depth,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.VOLATILE,
+    )
+
+
+ACK_HISTORY = 100  # acks kept by the executor's writer for a router whose reader matches late
+
+
+def ack_qos() -> QoSProfile:
+    """Reliable, transient local, the last :data:`ACK_HISTORY` acks (both ends of the ack topic).
+
+    The executor has the router's selection, so that pair of endpoints has matched; its ack
+    writer and the router's ack reader are another pair, discovered separately: an ack
+    published before they match would be lost (volatile) and the answer time out with the
+    selection on disk. Transient local hands a late-matching router the acks it missed.
+    """
+    return QoSProfile(
+        history=HistoryPolicy.KEEP_LAST,
+        depth=ACK_HISTORY,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL,
+    )
+
+
+def client_qos() -> QoSProfile:
+    """QoS of a /route_request client: its own answer survives a burst of others' answers."""
+    return service_qos(CLIENT_REPLY_DEPTH)

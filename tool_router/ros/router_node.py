@@ -1,0 +1,553 @@
+"""The router node: serves /route_request and publishes selections for the executor.
+
+A lifecycle (managed) node: ``configure`` validates the parameters, loads the
+catalog, the embedding model and the index; ``activate`` starts serving;
+``deactivate`` answers requests with ``success=false``; ``cleanup`` drops the
+model. With ``autostart`` (default true) it configures and activates itself,
+since a plain ``ros2 run`` has no lifecycle manager.
+
+Routing does not act: ``/route_request`` with ``execute=false`` (the default)
+only answers which tools would be picked. With ``execute=true`` the selection is
+published for the executor and the answer is sent when its acknowledgement
+arrives or ``executor_ack_timeout_s`` passes: ``executed=true`` means an
+executor has it on disk; without one the answer is ``success=false``. That wait
+holds no serving thread (:mod:`tool_router.ros.acks`). All names are relative,
+so ``-r __ns:=/uav1`` moves them.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import warnings
+from collections import deque
+from typing import Any
+
+import pydantic
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.lifecycle import LifecycleNode, State, TransitionCallbackReturn
+from rclpy.parameter import Parameter
+
+from tool_router.routing.config import (BaseRouterConfig, RouterConfig, load_router_config,
+                                        reload_fields)
+from tool_router.common.errors import ToolRouterError, first_error
+from tool_router.common import signing
+from tool_router.common.conditions import condition_notes
+from tool_router.msg import Request, SelectedCapabilities, SelectionAck
+from tool_router.ros.acks import AckBook, Held, Outbox
+from tool_router.ros.common import (
+    ack_qos,
+    declare_from_dict,
+    parameter_descriptions,
+    flatten,
+    parameters_as_dict,
+    service_qos,
+    spin,
+    stamp_now,
+    startup_problem,
+)
+from tool_router.routing.router import RouteResult, Router
+from tool_router.routing.serving import BUSY, Admission, ServingParams, apply_priority
+from tool_router.srv import RouteRequest
+from tool_router.common.stats import percentiles
+
+# Parameters that need a new model, index or topics: changed only while not active.
+# Derived from the configuration model (fields not marked live), never listed by hand.
+RELOAD_PARAMS = reload_fields()
+# Parameters of the node itself (rclpy's and ours), not of the router configuration.
+NODE_PARAMS = {'autostart', 'use_sim_time', 'start_type_description_service'}
+ACK_TICK_S = 0.05  # how often answers parked for an executor ack are checked for timeout
+
+
+_DROPPED = threading.local()  # .why: the middleware's reason the last send on this thread failed
+
+
+def watch_dropped_responses() -> None:
+    """Record rclpy's "failed to send response" warning on the sending thread.
+
+    rclpy only *warns* (once per code location) when the middleware drops a
+    response, e.g. because the client's reply reader is not matched yet. Every such
+    warning is now seen: the sending thread reads it from ``_DROPPED.why``.
+    """
+    previous = warnings.showwarning
+    if getattr(previous, 'tool_router_hook', False):
+        return
+
+    def show(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
+        if 'failed to send response' in str(message):
+            _DROPPED.why = str(message)
+            return
+        previous(message, category, *args, **kwargs)
+
+    show.tool_router_hook = True  # type: ignore[attr-defined]
+    warnings.filterwarnings('always', message='failed to send response', category=RuntimeWarning)
+    warnings.showwarning = show
+
+
+SIGNATURE_FIELDS = ('key_id', 'timestamp', 'nonce', 'signature')
+
+
+def selection_message(result: RouteResult, stamp: Any, signed: Any = None) -> SelectedCapabilities:
+    """The executor's view of a decision, tools in clause (dispatch) order.
+
+    ``signed`` (the RouteRequest or Request that asked) lends its requester signature
+    fields, copied untouched: the executor, not the router, checks them.
+    """
+    d = result.decision
+    clause_of = d.clause_index if d else {}
+    conditions = d.conditions if d else {}
+    order = sorted(
+        range(len(result.tools)), key=lambda i: (clause_of.get(result.tools[i], 10_000), i)
+    )
+    msg = SelectedCapabilities()
+    msg.stamp = stamp
+    msg.request_id = result.request_id
+    msg.request_text = result.text
+    msg.tools = [result.tools[i] for i in order]
+    msg.scores = [float(result.scores[i]) for i in order]
+    msg.policy = result.policy
+    msg.fallback_used = result.fallback_used
+    msg.clause_index = [int(clause_of.get(result.tools[i], -1)) for i in order]
+    msg.conditions = [conditions.get(result.tools[i], '') for i in order]
+    msg.explanation_json = result.explanation().to_json()
+    for name in SIGNATURE_FIELDS if signed is not None else ():
+        setattr(msg, name, getattr(signed, name))
+    return msg
+
+
+class RouterNode(LifecycleNode):
+    """Thin ROS glue over :class:`tool_router.routing.router.Router`."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__('router_node', **kwargs)
+        self._defaults = load_router_config().model_dump(mode='json')
+        self._names = flatten(self._defaults)
+        declare_from_dict(self, self._defaults, parameter_descriptions(RouterConfig))
+        self.declare_parameter('autostart', True)
+        self.router: Router | None = None
+        self.config: BaseRouterConfig | None = None
+        self._active = False
+        self._latencies: deque[float] = deque(maxlen=500)
+        self._counts = {'ok': 0, 'rejected': 0, 'errors': 0}
+        self._lock = threading.Lock()
+        self._selection_pub = None
+        self._decision_pub = None
+        self._router_key: bytes | None = None  # signs selections (configure reads it)
+        self._diag_pub = None
+        self._timer = None
+        self._error = ''
+        # Requests are served concurrently (a reentrant group on a multi-threaded executor);
+        # concurrent requests share forward passes in the encoder; Admission bounds how many
+        # run at once and answers the rest "busy". The service's DDS history is deep enough
+        # that a burst waits for a thread instead of being overwritten (KEEP_LAST 10, the
+        # default, silently dropped requests of more than 10 concurrent clients).
+        serving = self._serving_params()
+        # Priority over co-located load (serving.nice, fixed at start like the threads): set
+        # before main() builds the executor, whose threads inherit it.
+        problem = apply_priority(serving.nice)
+        if problem:
+            self.get_logger().warning(problem)
+        elif serving.nice:
+            self.get_logger().info(f'process priority: nice {serving.nice}')
+        self.serving_threads = serving.threads  # main() builds the executor with this many
+        self._queue_depth = serving.queue_depth
+        self._admission = Admission(serving)
+        self._serve_group = ReentrantCallbackGroup()
+        self._topic_group = MutuallyExclusiveCallbackGroup()
+        self._srv = self.create_service(
+            RouteRequest,
+            'route_request',
+            self._on_route,
+            qos_profile=service_qos(serving.queue_depth),
+            callback_group=self._serve_group,
+        )
+        self._sub = None
+        self._ack_sub = None
+        self._ack_timer = None
+        self._ack_group = MutuallyExclusiveCallbackGroup()
+        # The executor calls srv.send_response(response, header) after the callback; an
+        # answer parked for its executor ack is held there and sent by the ack (or timeout).
+        self._send_now = self._srv.send_response
+        self._acks = AckBook(self._send_checked, self._finish_held, serving.queue_depth)
+        self._outbox = Outbox()  # selections waiting for an executor's reader to match
+        self._srv.send_response = self._send_or_hold  # type: ignore[method-assign]
+        self._lost = 0
+        watch_dropped_responses()
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+
+    def _serving_params(self) -> ServingParams:
+        """``serving.*`` as the node starts: router.yaml, then a params file or ``-p``.
+
+        ``threads`` and ``queue_depth`` are fixed from here on (executor, service QoS).
+        Values that do not validate fall back to router.yaml's here; configure then
+        refuses them with the validation error.
+        """
+        names = [n for n in self._names if n.startswith('serving.')]
+        try:
+            return ServingParams.model_validate(parameters_as_dict(self, names)['serving'])
+        except pydantic.ValidationError:
+            return RouterConfig.model_validate(self._defaults).serving
+
+    # -- lifecycle ---------------------------------------------------------
+    def startup(self) -> bool:
+        """Configure and activate when ``autostart`` is set; False if configuration failed."""
+        if not self.get_parameter('autostart').value:
+            self.get_logger().info('waiting for lifecycle transitions (autostart is false)')
+            return True
+        if self.trigger_configure() == TransitionCallbackReturn.SUCCESS:
+            self.trigger_activate()
+            return True
+        self.get_logger().fatal(f'configuration failed, not serving: {self._error}')
+        return False
+
+    def _current_config(self) -> BaseRouterConfig:
+        """The declared parameters, plus any unknown name from a params file or ``-p``.
+
+        Unknown names are passed on so that validation rejects them (``polcy:``)
+        exactly as ``tool-router route --config`` does, instead of ignoring them.
+        """
+        values = parameters_as_dict(self, self._names)
+        for name in sorted(set(self._parameter_overrides) - set(self._names) - NODE_PARAMS):
+            target = values
+            *parents, leaf = name.split('.')
+            for part in parents:
+                nested = target.setdefault(part, {})
+                target = nested if isinstance(nested, dict) else {}
+            target[leaf] = self._parameter_overrides[name].value
+        return RouterConfig.model_validate(values)
+
+    def on_configure(self, state: State) -> TransitionCallbackReturn:
+        """Load catalog, model and index; refuse (FAILURE) with a clear message on bad input."""
+        start = time.perf_counter()
+        try:
+            self.config = self._current_config()
+            # the key the executor checks selections by (made here on the first start)
+            self._router_key = signing.router_key(self.config.resolved_router_key(), create=True)
+            self.router = Router(self.config)
+            self._admission.params = self.config.serving  # bounds from the node's parameters
+        except OSError as exc:  # the router key's directory cannot be made or written
+            self._error = f'router key: {exc}'
+            self.get_logger().error(f'cannot configure: {self._error}')
+            return TransitionCallbackReturn.FAILURE
+        except (ToolRouterError, pydantic.ValidationError) as exc:
+            self._error = startup_problem(exc)
+            self.get_logger().error(f'cannot configure: {self._error}')
+            return TransitionCallbackReturn.FAILURE
+        if self.router.index_warning:
+            self.get_logger().warning(self.router.index_warning)
+        c = self.config
+        self._decision_pub = self.create_lifecycle_publisher(
+            SelectedCapabilities, c.decision_topic, 50
+        )
+        self._selection_pub = self.create_lifecycle_publisher(
+            SelectedCapabilities, c.selection_topic, 10
+        )
+        self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self._sub = self.create_subscription(
+            Request, c.request_topic, self._on_request, 50, callback_group=self._topic_group
+        )
+        self._ack_sub = self.create_subscription(
+            SelectionAck,
+            c.ack_topic,
+            lambda m: self._acks.deliver(m.request_id, m.accepted, m.reason),
+            ack_qos(),
+            callback_group=self._ack_group,
+        )
+        self._ack_timer = self.create_timer(
+            ACK_TICK_S, self._tick_selections, callback_group=self._ack_group
+        )
+        self._timer = self.create_timer(c.diagnostics_period_s, self._publish_diagnostics)
+        h = self.router.health()
+        self.get_logger().info(
+            f'configured in {time.perf_counter() - start:.1f} s: {h["catalog_size"]} tools, model '
+            f'{h["model"]} on {h["device"]}, index {h["index_state"]}, default policy {c.policy}'
+        )
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_activate(self, state: State) -> TransitionCallbackReturn:
+        """Start serving /route_request."""
+        self._active = True
+        self.get_logger().info(
+            f"serving {self.resolve_service_name('route_request')} ({self.serving_threads} "
+            f'executor threads, queue depth {self._queue_depth})'
+        )
+        return super().on_activate(state)
+
+    def on_deactivate(self, state: State) -> TransitionCallbackReturn:
+        """Stop serving; requests are refused until activated again."""
+        self._active = False
+        return super().on_deactivate(state)
+
+    def on_cleanup(self, state: State) -> TransitionCallbackReturn:
+        """Release the router and its index."""
+        self._teardown()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_shutdown(self, state: State) -> TransitionCallbackReturn:
+        """Stop serving and release everything."""
+        self._active = False
+        self._teardown()
+        return TransitionCallbackReturn.SUCCESS
+
+    def _teardown(self) -> None:
+        for entity, destroy in (
+            (self._sub, self.destroy_subscription),
+            (self._ack_sub, self.destroy_subscription),
+            (self._timer, self.destroy_timer),
+            (self._ack_timer, self.destroy_timer),
+            (self._selection_pub, self.destroy_lifecycle_publisher),
+            (self._decision_pub, self.destroy_lifecycle_publisher),
+            (self._diag_pub, self.destroy_publisher),
+        ):
+            if entity is not None:
+                destroy(entity)
+        self._sub = self._ack_sub = self._timer = self._ack_timer = self._diag_pub = None
+        self._selection_pub = self._decision_pub = None
+        if self.router is not None:
+            self.router.close()
+        self.router = None
+
+    def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
+        changed = {p.name: p.value for p in params}
+        reload = sorted(n for n in changed if n.split('.')[0] in RELOAD_PARAMS)
+        if self._active and reload:
+            names = ', '.join(reload)
+            return SetParametersResult(
+                successful=False,
+                reason=f'{names} need a reload: deactivate, cleanup and configure',
+            )
+        if not any(n in self._names for n in changed):
+            return SetParametersResult(successful=True)
+        merged = parameters_as_dict(self, self._names)
+        for name, value in changed.items():
+            if name not in self._names:
+                continue
+            target = merged
+            *parents, leaf = name.split('.')
+            for part in parents:
+                target = target[part]
+            target[leaf] = value
+        try:
+            new = RouterConfig.model_validate(merged)
+        except pydantic.ValidationError as exc:
+            return SetParametersResult(successful=False, reason=first_error(exc))
+        if self.router is not None:
+            try:  # a new snapshot; requests in flight finish with the old one
+                self.router.reconfigure(new)
+            except Exception as exc:  # noqa: BLE001 - a bad change is refused, never raised
+                return SetParametersResult(successful=False, reason=str(exc))
+        self.config = new
+        return SetParametersResult(successful=True)
+
+    # -- serving -----------------------------------------------------------
+    def _route(
+        self,
+        text: Any,
+        policy: str,
+        max_tools: int,
+        request_id: str = '',
+        started: float | None = None,
+    ) -> RouteResult:
+        if not self._active or self.router is None:
+            raise ToolRouterError('router is not active', hint='activate the lifecycle node')
+        return self.router.route(text, policy, max_tools, request_id, started=started)
+
+    def _on_route(
+        self, request: RouteRequest.Request, response: RouteRequest.Response
+    ) -> RouteRequest.Response:
+        start = time.perf_counter()
+        policy = request.policy or (self.config.policy if self.config else '')
+        ticket = self._admission.enter(policy)
+        if not ticket.admitted:
+            response.success = False
+            response.message = BUSY
+            response.latency_ms = (time.perf_counter() - start) * 1000.0
+            return response
+        try:
+            return self._answer(request, response, start)
+        finally:
+            self._admission.leave(ticket)
+
+    def _answer(
+        self, request: RouteRequest.Request, response: RouteRequest.Response, start: float
+    ) -> RouteRequest.Response:
+        try:
+            # the deadline (hybrid.deadline_ms) counts from the callback's start
+            result = self._route(
+                request.text, request.policy, int(request.max_tools), request.request_id,
+                started=start,
+            )
+        except ToolRouterError as exc:
+            with self._lock:
+                self._counts['rejected'] += 1
+            response.success = False
+            response.message = str(exc)
+            return response
+        except Exception as exc:  # noqa: BLE001 - never let a request kill the service
+            with self._lock:
+                self._counts['errors'] += 1
+            self.get_logger().error(f'routing failed: {exc!r}')
+            response.success = False
+            response.message = f'internal error: {exc}'
+            return response
+        response.success = True
+        conditions = result.decision.conditions if result.decision else {}
+        notes = condition_notes(list(result.tools), conditions)
+        response.message = '; '.join(notes) if result.tools else 'no tool serves this request'
+        response.request_id = result.request_id
+        response.tools = result.tools
+        response.scores = [float(s) for s in result.scores]
+        response.policy = result.policy
+        response.fallback_used = result.fallback_used
+        response.fallback_reason = result.fallback_reason
+        response.dropped = result.dropped
+        response.explanation_json = result.explanation().to_json()
+        if not request.execute:
+            self._publish(result, execute=False)
+        elif result.tools:
+            timeout = self.config.executor_ack_timeout_s if self.config else 2.0
+            response.latency_ms = (time.perf_counter() - start) * 1000.0
+            # Parked before publishing (an ack cannot come unexpected); answered by the
+            # ack or the timeout, not by this thread, which goes back to serving.
+            if not self._acks.park(result.request_id, response, timeout):
+                response.success = False
+                response.message = f'{BUSY}: {len(self._acks)} answers wait for executor acks'
+                return response
+            try:
+                self._publish(result, execute=True, signed=request)
+            except Exception:
+                self._acks.cancel(result.request_id)  # nothing went out: nothing to wait for
+                raise
+            return response
+        response.latency_ms = (time.perf_counter() - start) * 1000.0
+        self._count_answer(response.latency_ms)
+        return response
+
+    def _count_answer(self, latency_ms: float) -> None:
+        with self._lock:
+            self._counts['ok'] += 1
+            self._latencies.append(latency_ms)
+
+    def _finish_held(self, held: Held) -> None:
+        """Fill in the executor's outcome of a parked answer just before it is sent."""
+        response = held.response
+        executed, reason = held.outcome or (False, 'no outcome')
+        response.executed = executed
+        if not executed:
+            response.success = False
+            note = f'routed but not executed: {reason}'
+            response.message = '; '.join(filter(None, [note, response.message]))
+        response.latency_ms += held.waited_s() * 1000.0
+        self._count_answer(response.latency_ms)
+
+    def _send_or_hold(self, response: RouteRequest.Response, header: Any) -> None:
+        """The service's send_response: parked answers wait for their ack, others go now."""
+        if not self._acks.attach(response, header):
+            self._send_checked(response, header)
+
+    def _send_checked(self, response: RouteRequest.Response, header: Any) -> None:
+        """Send an answer; a response the middleware dropped is counted and logged."""
+        _DROPPED.why = ''
+        self._send_now(response, header)
+        if _DROPPED.why:
+            with self._lock:
+                self._lost += 1
+            self.get_logger().error(
+                f'answer to request {response.request_id or "(refused)"} not delivered: '
+                f'{_DROPPED.why}'
+            )
+
+    def _on_request(self, msg: Request) -> None:
+        try:
+            result = self._route(msg.text, msg.policy, 0, msg.request_id)
+        except ToolRouterError as exc:
+            with self._lock:
+                self._counts['rejected'] += 1
+            self.get_logger().warning(f'request {msg.request_id or "?"} rejected: {exc}')
+            return
+        self._count_answer(result.latency_ms)
+        self._publish(result, execute=msg.execute, signed=msg)
+
+    def _publish(self, result: RouteResult, execute: bool, signed: Any = None) -> None:
+        """Publish a decision on the decision topic; with ``execute`` also for the executor.
+
+        The decision topic serves recording and scoring and is never executed; only
+        the selection topic is acted on. ``signed`` lends its requester signature.
+        """
+        if not result.tools:
+            return
+        msg = selection_message(result, stamp_now(self), signed)
+        if self._decision_pub is not None:
+            self._decision_pub.publish(msg)
+        if execute and self._selection_pub is not None and self._router_key is not None:
+            # signed for the selection topic only: a recorded decision is no selection
+            msg.router_signature = signing.selection_signature(msg, self._router_key)
+            if self._selection_pub.get_subscription_count() > 0:
+                self._selection_pub.publish(msg)
+            else:  # sent by _tick_selections once an executor's reader has matched
+                timeout = self.config.executor_ack_timeout_s if self.config else 2.0
+                self._outbox.put(result.request_id, msg, timeout)
+
+    def _tick_selections(self) -> None:
+        """Publish the selections waiting for a matched reader; time out unanswered acks."""
+        pub, dropped = self._selection_pub, []
+        if pub is not None and len(self._outbox):
+            ready, dropped = self._outbox.take(pub.get_subscription_count() > 0)
+            for msg in ready:
+                pub.publish(msg)
+            for request_id in dropped:
+                self.get_logger().warning(
+                    f'selection {request_id} not sent: no executor subscribed to '
+                    f'{pub.topic_name} in time')
+        gone = set(dropped)
+        self._acks.expire(unsent=lambda request_id: request_id in gone or
+                          request_id in self._outbox)
+
+    def _publish_diagnostics(self) -> None:
+        if self._diag_pub is None:
+            return
+        status = DiagnosticStatus(name='tool_router: router', hardware_id='tool_router')
+        values = dict(self.router.health()) if self.router else {}
+        with self._lock:
+            lat = list(self._latencies) if self._latencies else None
+            values.update({k: str(v) for k, v in self._counts.items()})
+            values['answers_lost'] = str(self._lost)
+        values.update({k: str(v) for k, v in self._admission.counters().items()})
+        values.update({k: str(v) for k, v in self._acks.counters().items()})
+        values['selections_waiting_for_executor'] = str(len(self._outbox))
+        values['selections_never_sent'] = str(self._outbox.dropped)
+        encoder = self.router.encoder if self.router else None
+        if encoder is not None and hasattr(encoder, 'batches'):
+            values['encoder_batches'] = str(encoder.batches)
+            values['encoder_batched_calls'] = str(encoder.batched_calls)
+        if lat is not None:
+            for key, value in percentiles(lat).items():
+                values[f'latency_{key}_ms'] = f'{value:.2f}'
+        values['active'] = str(self._active)
+        values['pid'] = str(os.getpid())
+        values['nice'] = str(os.getpriority(os.PRIO_PROCESS, 0))
+        if not self._active:
+            status.level, status.message = DiagnosticStatus.WARN, 'not active'
+        elif values.get('index_warning'):
+            status.level, status.message = DiagnosticStatus.WARN, 'serving from an in-memory index'
+        else:
+            status.level, status.message = DiagnosticStatus.OK, 'serving'
+        status.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
+        self._diag_pub.publish(DiagnosticArray(header=self._header(), status=[status]))
+
+    def _header(self) -> Any:
+        from std_msgs.msg import Header
+
+        return Header(stamp=stamp_now(self))
+
+
+def main(args: list[str] | None = None) -> int:
+    """Run the router node until interrupted (``serving.threads``: router.yaml, params, ``-p``)."""
+    return spin(RouterNode, args, threads=lambda node: int(node.serving_threads))
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())

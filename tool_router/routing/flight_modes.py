@@ -1,0 +1,116 @@
+"""Autopilot flight-mode switches, rewritten as the catalog command they amount to.
+
+Operators of ArduPilot and PX4 vehicles order a behaviour by naming the autopilot mode
+that performs it: "set the flight mode to POSHOLD", "switch to loiter", "mode RTL",
+"AUTO mode". ANNOTATION.md maps those words to tools: LOITER / HOLD / POSHOLD (and
+BRAKE, which stops and holds) -> ``hold_position``; RTL (and SMART_RTL, PX4's Return)
+-> ``return_to_home``; LAND -> ``land``; AUTO (PX4's Mission) -> ``execute_mission``;
+every other mode (GUIDED, ACRO, STABILIZE, ALT_HOLD, ...) serves no catalog function.
+
+The mode names are a closed vocabulary, but their wording is not the catalog's: "set
+the flight mode to POSHOLD" reads, to a sentence encoder, much like "set the flight
+mode to GUIDED", which is out of scope. :func:`rewrite_modes` replaces a switch to one
+of the mapped modes by the plain command ("hold position", "return to home", "land",
+"start the mission") before the request is embedded; a switch to any other mode is left
+as it was written, for the scope decision to reject. Questions about the current mode
+("is it still in loiter mode?") are not switches and are left alone (they are
+``vehicle_state`` requests).
+
+Pure text in, text out; applied by lcr with its other vocabulary repairs (typos and
+operator shorthand, :mod:`tool_router.routing.spelling`).
+"""
+
+from __future__ import annotations
+
+import re
+
+# mode name (lower case, spaces or underscores between words) -> the plain command
+COMMAND = {
+    'loiter': 'hold position',
+    'poshold': 'hold position',
+    'pos hold': 'hold position',
+    'position hold': 'hold position',
+    'posctl': 'hold position',
+    'hold': 'hold position',
+    'brake': 'hold position',
+    'rtl': 'return to home',
+    'smart rtl': 'return to home',
+    'smartrtl': 'return to home',
+    'return': 'return to home',
+    'land': 'land',
+    'auto': 'start the mission',
+    'mission': 'start the mission',
+}
+# Names that are also everyday words: a switch to them counts only next to the word "mode"
+# or written in capitals ("switch to HOLD"), never after a bare "go to" ("go to land").
+_AMBIGUOUS = {'hold', 'return', 'land', 'mission', 'auto', 'brake'}
+
+_NAME = (
+    r'(?<![\w-])(?<!alt )(?<!altitude )'  # not ALT_HOLD / altitude hold (out of scope)
+    r'(?P<name>smart[ _]?rtl|pos(?:ition)?[ _]?hold|posctl|loiter|brake|rtl|hold|return'
+    r'|land|auto|mission)'
+)
+_SWITCH = (
+    r'(?P<verb>\b(?:switch|change|set|put|flip|go|get|drop|enter|engage|select|activate|use|'
+    r'command|toggle)\b(?:\s+(?:it|her|the\s+(?:drone|vehicle|aircraft|copter|quad|uav)))?'
+    r'(?:\s+back)?(?:\s+over)?\s+)'
+)
+_FLIGHT_MODE = r'(?:the\s+)?(?:flight\s+)?mode'
+_PATTERNS = [
+    # "set the flight mode to POSHOLD", "mode RTL", "mode: loiter", "change mode to LAND"
+    re.compile(
+        rf'(?:{_SWITCH})?{_FLIGHT_MODE}\s*(?:to|into|=|:)?\s*{_NAME}\b(?:\s+mode\b)?',
+        re.IGNORECASE,
+    ),
+    # "switch to loiter mode", "put it in HOLD mode", "LOITER mode", "go into return mode"
+    re.compile(
+        rf'(?:{_SWITCH}(?:(?:in|into|to)\s+)?)?{_NAME}\s+(?:flight\s+)?mode\b', re.IGNORECASE
+    ),
+    # "switch to loiter", "switch to POSHOLD", "go AUTO"
+    re.compile(rf'{_SWITCH}(?:(?:in|into|to)\s+)?{_NAME}\b', re.IGNORECASE),
+]
+# a question about the present mode, not a switch
+_STATE_BEFORE = re.compile(
+    r"\b(?:is|are|was|were|still|whether|already|which|what|stays?|remain|it's|its)\b[^,;.!?]*$",
+    re.IGNORECASE,
+)
+
+
+def _key(name: str) -> str:
+    return re.sub(r'[ _]+', ' ', name.lower())
+
+
+def rewrite_modes(text: str) -> str:
+    """``text`` with every switch to a catalog-served flight mode replaced by its command."""
+    out, pos = [], 0
+    for start, end, command in _switches(text):
+        out.append(text[pos:start])
+        out.append(command)
+        pos = end
+    out.append(text[pos:])
+    return ''.join(out)
+
+
+def _switches(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, command) of the non-overlapping mode switches of ``text``, in order."""
+    found: list[tuple[int, int, str]] = []
+    for k, pattern in enumerate(_PATTERNS):
+        for m in pattern.finditer(text):
+            name = m.group('name')
+            key = _key(name)
+            if key not in COMMAND:
+                continue
+            has_verb = bool(m.group('verb'))
+            if k == 2 and key in _AMBIGUOUS and not name.isupper():
+                continue  # "go to land", "set return ..." are ordinary words
+            if k == 2 and key in _AMBIGUOUS and m.group('verb').lower().startswith(('go', 'get')) \
+                    and 'to' in m.group(0).lower().split():
+                continue  # "go to LAND" could be a place name; leave it to the model
+            if not has_verb and _STATE_BEFORE.search(text[:m.start()]):
+                continue  # "is it still in loiter mode?"
+            if text[m.end():].lstrip().startswith('?') and not has_verb:
+                continue
+            if any(s < m.end() and m.start() < e for s, e, _ in found):
+                continue
+            found.append((m.start(), m.end(), COMMAND[key]))
+    return sorted(found)

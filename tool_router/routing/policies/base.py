@@ -1,0 +1,164 @@
+"""What every policy returns, and the interface it implements."""
+
+from __future__ import annotations
+
+import re
+import time
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Iterator, Protocol
+
+from tool_router.common.catalog import Catalog
+from tool_router.common.explanation import EvidenceItem, Explanation, HybridFacts, LLMFacts
+
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+STOPWORDS = frozenset("""
+a an the and or of to in on at for from by with into onto over under as is are be been being it
+its this that these those there here then than so if when once until before after while do does
+did done can could would should will shall may might must please me my we our us you your i
+them they their he she his her what which who whom whose how where why all any some no not just
+up down out off about again more most very too also only current currently given new one each
+per e g eg such other etc vehicle drone uav
+""".split())
+
+
+def words(text: str) -> list[str]:
+    """Lower-case word tokens."""
+    return _WORD.findall(text.lower())
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-case words of ``text`` without stop words and single letters."""
+    return {w for w in words(text) if w not in STOPWORDS and len(w) > 1}
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Why a tool was considered: one retrieved record or one lexical match."""
+
+    source: str  # 'retrieval' | 'lexical' | 'model' | 'llm'
+    fragment: str  # the query fragment ('' for whole-request evidence)
+    detail: str  # the matched record text or words
+    value: float  # similarity, distance or contribution
+
+    def as_dict(self) -> dict[str, Any]:
+        """The evidence as a plain dict (for JSON)."""
+        return asdict(self)
+
+
+@dataclass
+class Decision:
+    """A policy's answer: tools best first, with scores and the evidence behind them.
+
+    A policy need not respect ``max_tools``: the router cuts the answer to its
+    bound and reports what it cut (:class:`tool_router.common.explanation.Explanation`).
+    """
+
+    policy: str
+    tools: list[str]
+    scores: list[float]
+    fragments: list[str] = field(default_factory=list)
+    evidence: dict[str, list[Evidence]] = field(default_factory=dict)
+    candidates: list[tuple[str, float]] = field(default_factory=list)  # best first, uncut
+    confidence: float = 1.0  # policy's own confidence in the whole answer (0..1)
+    abstained: bool = False  # True when the policy decided that no tool serves the request
+    note: str = ''
+    clause_index: dict[str, int] = field(default_factory=dict)  # tool -> clause that chose it
+    conditions: dict[str, str] = field(default_factory=dict)  # tool -> gating condition text
+    fallback_used: bool = False  # an LLM's answer was used (hybrid)
+    fallback_reason: str = ''  # why the LLM was or was not used
+    llm: LLMFacts | None = None  # the LLM call behind this answer, if any
+    hybrid: HybridFacts | None = None  # the hybrid gate's facts, if any
+    in_scope: float | None = None  # a scope model's probability that the request is in scope
+
+    def capped(self, max_tools: int) -> 'Decision':
+        """This decision as the router will serve it: at most ``max_tools`` tools."""
+        if len(self.tools) <= max_tools:
+            return self
+        return replace(self, tools=self.tools[:max_tools], scores=self.scores[:max_tools])
+
+    def explanation(self) -> Explanation:
+        """The policy's part of the explanation: fragments, per-tool evidence, candidates."""
+        tools = set(self.tools)
+        return Explanation(
+            policy=self.policy,
+            fragments=list(self.fragments),
+            abstained=self.abstained,
+            confidence=round(self.confidence, 4),
+            note=self.note,
+            candidates=[(t, round(s, 4)) for t, s in self.candidates[:12]],
+            evidence={
+                t: [EvidenceItem(**e.as_dict()) for e in ev[:4]]
+                for t, ev in self.evidence.items()
+                if t in tools
+            },
+            clause_index={t: i for t, i in self.clause_index.items() if t in tools},
+            conditions={t: c for t, c in self.conditions.items() if t in tools},
+            fallback_used=self.fallback_used,
+            fallback_reason=self.fallback_reason,
+            llm=self.llm,
+            hybrid=self.hybrid,
+            in_scope=self.in_scope,
+        )
+
+
+# When the request being routed arrived (time.perf_counter()), set by the router around
+# Policy.route: a policy with a deadline (hybrid) counts from here, so time spent before
+# the policy runs (waiting for a worker, building the policy on first use, the screen)
+# is inside the deadline, not added to it.
+_REQUEST_STARTED: ContextVar[float | None] = ContextVar('request_started', default=None)
+
+
+@contextmanager
+def request_clock(started: float) -> Iterator[None]:
+    """Route inside this block for a request that arrived at ``started`` (perf_counter)."""
+    token = _REQUEST_STARTED.set(started)
+    try:
+        yield
+    finally:
+        _REQUEST_STARTED.reset(token)
+
+
+def request_started() -> float:
+    """When the request being routed arrived (now, outside a :func:`request_clock` block)."""
+    started = _REQUEST_STARTED.get()
+    return time.perf_counter() if started is None else started
+
+
+class Policy(Protocol):
+    """A routing policy.
+
+    ``max_tools`` is the bound the router will apply to the answer. A policy
+    need not cut (the router cuts and reports the cut); it may use the bound to
+    reason about the answer that will be served (hybrid gates on it).
+    """
+
+    name: str
+
+    def route(self, text: str, max_tools: int) -> Decision:
+        """Choose tools for ``text``, at most ``max_tools``."""
+
+
+class LexicalMatcher:
+    """Word overlap between a request and each tool's name, summary and description."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self._name = {t.name: set(t.name.split('_')) - STOPWORDS for t in catalog}
+        self._text = {t.name: content_words(f'{t.summary} {t.description}') for t in catalog}
+
+    def support(self, text: str) -> dict[str, tuple[float, list[str]]]:
+        """Map tool -> (support in 0..1, matched words), for tools with any match."""
+        req = content_words(text)
+        stems = {w.rstrip('s') for w in req}
+        out: dict[str, tuple[float, list[str]]] = {}
+        for tool, name_words in self._name.items():
+            name_hits = [w for w in name_words if w in req or w.rstrip('s') in stems]
+            text_hits = sorted(w for w in self._text[tool] if w in req)
+            if not name_hits and not text_hits:
+                continue
+            value = 0.5 * len(name_hits) / max(1, len(name_words)) + 0.5 * min(
+                1.0, len(text_hits) / 3
+            )
+            out[tool] = (value, sorted(name_hits) + text_hits)
+        return out
