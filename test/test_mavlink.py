@@ -16,7 +16,7 @@ pytest.importorskip('pymavlink')
 from tool_router.executor.config import load_executor_config  # noqa: E402
 from tool_router.common.conditions import decode_reading, parse_condition  # noqa: E402
 from tool_router.executor.dispatch import parse_binding  # noqa: E402
-from tool_router.executor.mavlink import (KindRouter, MavlinkDispatcher,  # noqa: E402
+from tool_router.executor.mavlink import (KindRouter, MavlinkDispatcher, MavlinkSampler,  # noqa: E402
                                           MavlinkLink, SensorUnavailable)
 from tool_router.sim.autopilot import MavlinkSim  # noqa: E402
 from tool_router.executor.permissions import PermissionPolicy, load_permissions  # noqa: E402
@@ -224,7 +224,7 @@ def test_condition_watch_samples_mavlink_telemetry(rig):
     assert wait_for(lambda: (altitude(link) or 0) > 9.5)
     fired = []
     events: list[WatchRecord] = []
-    manager = WatchManager(link, fired.append, events.append)
+    manager = WatchManager(MavlinkSampler(link), fired.append, events.append)
     predicate = parse_condition('when the battery drops below 25%', ['battery_status'])
     manager.arm('loop', 'land', predicate, 'land when the battery drops below 25%')
     manager.tick()

@@ -2,6 +2,8 @@
 state machine through fakes of the node's dispatcher and sampler, fires once, expires, cancels."""
 from __future__ import annotations
 
+import pytest
+
 from tool_router.common.conditions import decode_reading, parse_condition
 from tool_router.executor.config import load_executor_config
 from tool_router.executor.dispatch import DispatchResult, Mode
@@ -10,7 +12,8 @@ from tool_router.executor.pipeline import ExecutionPipeline, Selection, conditio
 from tool_router.sim.vehicle import SimVehicle
 from tool_router.executor.traces import (ConfirmationOutcome, TraceWriter, WatchRecord,
                                          open_watches, read_traces, summarize)
-from tool_router.executor.watches import SensorReadError, WatchManager
+from tool_router.executor.sampling import Reading, SensorReadError
+from tool_router.executor.watches import WatchManager
 
 DEMO = 'monitor the battery and land when it drops below 25%'
 
@@ -59,7 +62,8 @@ class Rig:
     def read(self, sensor):
         if sensor in self.broken:
             raise SensorReadError(f'{sensor}: service not available')
-        return decode_reading(self.vehicle.command(sensor).message)
+        values = decode_reading(self.vehicle.command(sensor).message)
+        return Reading(sensor=sensor, values=values, stamp=self.clock(), source='sim')
 
     def fire(self, watch):
         self.records.append(self.pipe.process(Selection(
@@ -223,7 +227,7 @@ def test_concurrent_ticks_fire_a_watch_exactly_once():
 
     class Always:
         def read(self, sensor):
-            return {'battery_pct': 10.0}
+            return Reading(sensor=sensor, values={'battery_pct': 10.0}, stamp=0.0)
 
     manager = WatchManager(Always(), lambda w: fired.append(w.watch_id), events.append)
     predicate = parse_condition('when the battery drops below 25%')
@@ -241,3 +245,40 @@ def test_concurrent_ticks_fire_a_watch_exactly_once():
         t.join()
     assert sorted(fired) == sorted(w.watch_id for w in watches)
     assert [e.event for e in events].count('fired') == 5
+
+
+def test_the_text_sampler_is_the_one_place_a_reading_is_parsed_from_an_answer():
+    from tool_router.common.conditions import encode_reading
+    from tool_router.executor.dispatch import parse_binding
+    from tool_router.executor.sampling import BindingSampler, TextSampler
+
+    class Answers:
+        def __init__(self, message, ok=True):
+            self.message, self.ok = message, ok
+
+        def dispatch(self, tool, binding, request_id, request_text, timeout_s):
+            return DispatchResult(self.ok, self.message, '' if self.ok else 'call_failed')
+
+    bindings = {'battery_status': parse_binding('trigger:/sim/battery_status'),
+                'vehicle_state': parse_binding('mavlink:state')}
+    text = TextSampler(Answers(encode_reading('battery 41%', {'battery_pct': 41.0})), bindings,
+                       1.0, clock=lambda: 7.0)
+    reading = text.read('battery_status')
+    assert reading == Reading(sensor='battery_status', values={'battery_pct': 41.0}, stamp=7.0,
+                              source='trigger:/sim/battery_status')
+    with pytest.raises(SensorReadError, match='without a reading'):
+        TextSampler(Answers('battery 41%'), bindings, 1.0).read('battery_status')
+    with pytest.raises(SensorReadError, match='service not available'):
+        TextSampler(Answers('service not available', ok=False), bindings, 1.0).read(
+            'battery_status')
+    with pytest.raises(SensorReadError, match='no service binding'):
+        text.read('gps_position')
+
+    class Typed:
+        def read(self, sensor):
+            return Reading(sensor=sensor, values={'on_ground': True}, stamp=1.0, source='typed')
+
+    from tool_router.executor.dispatch import BindingKind
+    routed = BindingSampler(bindings, text, {BindingKind.MAVLINK: Typed()})
+    assert routed.read('vehicle_state').source == 'typed'
+    assert routed.read('battery_status').source == 'trigger:/sim/battery_status'

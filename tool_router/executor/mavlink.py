@@ -28,12 +28,12 @@ import os
 import queue
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 from tool_router.executor.arguments import ArgumentError, ToolArguments, extract
 from tool_router.common.conditions import distance_m, encode_reading
 from tool_router.executor.dispatch import OFF_WORDS, Binding, BindingKind, DispatchResult
-from tool_router.executor.watches import SensorReadError
+from tool_router.executor.sampling import Reading, SensorReadError
 from tool_router.executor.mavlink_spec import (
     ACTION_ARGUMENTS,
     ACTIONS,
@@ -470,6 +470,20 @@ def _check_altitude(value: float, c: MavlinkConfig, what: str, low: float | None
 def _command_name(command: int) -> str:
     entry = mavutil.mavlink.enums['MAV_CMD'].get(command)
     return entry.name if entry is not None else f'MAV_CMD {command}'
+
+
+class MavlinkSampler:
+    """Typed readings from the link's telemetry for condition watches (no text round trip)."""
+
+    def __init__(self, link: MavlinkLink, clock: Callable[[], float] = time.time) -> None:
+        self.link = link
+        self._clock = clock
+
+    def read(self, sensor: str) -> Reading:
+        """The reading of a catalog sensor tool; SensorUnavailable when telemetry is missing."""
+        values = self.link.read(sensor)
+        name = TOOL_SENSORS.get(sensor, sensor)
+        return Reading(sensor=sensor, values=values, stamp=self._clock(), source=f'mavlink:{name}')
 
 
 class KindRouter:

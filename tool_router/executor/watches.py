@@ -3,7 +3,8 @@
 Pure logic, no ROS. A :class:`WatchManager` holds the armed watches of one
 executor process. :meth:`WatchManager.tick` (called periodically by the node)
 reads each sensor that an armed watch needs once, through an injected
-:class:`Sampler` (the node's reads the sensor's binding), and for each watch:
+:class:`~tool_router.executor.sampling.Sampler` (a typed
+:class:`~tool_router.executor.sampling.Reading`), and for each watch:
 
 * past its time-to-live -> ``expired`` (nothing runs);
 * predicate holds       -> ``fired``: the record is emitted first, then the
@@ -21,29 +22,18 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from typing import Any, Callable, Literal, Protocol
+from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from tool_router.common.errors import ToolRouterError
 from tool_router.common.conditions import CLOCK, Predicate
+from tool_router.executor.sampling import Sampler, SensorReadError
 from tool_router.executor.traces import WatchRecord
-
-
-class SensorReadError(ToolRouterError):
-    """A sensor could not be read (unreachable, refused, or no reading in its answer)."""
 
 
 class WatchLimitError(ToolRouterError):
     """Too many watches are armed already."""
-
-
-class Sampler(Protocol):
-    """Reads one sensor tool and returns its reading (a flat dict)."""
-
-    def read(self, sensor: str) -> dict[str, Any]:
-        """The sensor's current reading; raise SensorReadError when it has none."""
-        ...
 
 
 class Watch(BaseModel):
@@ -152,7 +142,7 @@ class WatchManager:
             if sensor == CLOCK:
                 continue
             try:
-                readings[sensor] = self.sampler.read(sensor)
+                readings[sensor] = self.sampler.read(sensor).values
             except SensorReadError as exc:
                 readings[sensor] = exc.what
         fired: list[Watch] = []

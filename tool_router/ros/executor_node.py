@@ -50,7 +50,6 @@ from tool_router.common import signing
 from tool_router.executor.auth import ConfirmationVerifier, SecurityRecord
 from tool_router.executor.chain import load_or_create_chain_key
 from tool_router.executor.confirmations import ConfirmationBook
-from tool_router.common.conditions import decode_reading
 from tool_router.executor.config import ExecutorConfig, load_executor_config
 from tool_router.executor.dispatch import Binding, BindingKind, DispatchResult, Mode, setbool_value
 from tool_router.executor.permissions import PermissionPolicy, load_permissions
@@ -67,7 +66,8 @@ from tool_router.executor.traces import (
     trace_message_fields,
     watch_records_in,
 )
-from tool_router.executor.watches import SensorReadError, Watch, WatchManager
+from tool_router.executor.sampling import BindingSampler, Sampler, TextSampler
+from tool_router.executor.watches import Watch, WatchManager
 from tool_router.msg import (
     ConfirmationRequest,
     ExecutionTrace,
@@ -203,30 +203,6 @@ class RosDispatcher:
         )
 
 
-class RosSampler:
-    """Reads a sensor for a watch by calling its binding and decoding the ``reading:`` line."""
-
-    def __init__(self, dispatcher: Any, bindings: dict[str, Binding],
-                 timeout_s: float) -> None:
-        self._dispatcher = dispatcher
-        self._bindings = bindings
-        self.timeout_s = timeout_s
-
-    def read(self, sensor: str) -> dict[str, Any]:
-        """The sensor's reading; SensorReadError when unbound, failing or without a reading."""
-        binding = self._bindings.get(sensor)
-        if binding is None or binding.kind not in (BindingKind.TRIGGER, BindingKind.SETBOOL,
-                                                   BindingKind.MAVLINK):
-            raise SensorReadError(f'{sensor} has no service binding to read it through')
-        result = self._dispatcher.dispatch(sensor, binding, 'watch', '', self.timeout_s)
-        if not result.ok:
-            raise SensorReadError(f'{sensor}: {result.message}')
-        reading = decode_reading(result.message)
-        if reading is None:
-            raise SensorReadError(f'{sensor} answered without a reading: line')
-        return reading
-
-
 class RosConfirmer:
     """Announces confirmation requests on a topic and waits on the ConfirmationBook."""
 
@@ -332,10 +308,11 @@ class ExecutorNode(Node):
         self._watch_pub = self.create_publisher(WatchEvent, c.watch_events_topic, latched(50))
         dispatcher: Any = RosDispatcher(self, bindings)
         self._mavlink: Any = None
+        sampler: Sampler = TextSampler(dispatcher, bindings, c.call_timeout_s)
         if c.uses_mavlink():
-            dispatcher = self._open_mavlink(c, dispatcher)
+            dispatcher, sampler = self._open_mavlink(c, dispatcher, sampler, bindings)
         self.watches = WatchManager(
-            RosSampler(dispatcher, bindings, c.call_timeout_s),
+            sampler,
             self._fire_watch,
             self._sink_watch,
             ttl_s=c.watch_ttl_s,
@@ -428,9 +405,11 @@ class ExecutorNode(Node):
             log.warning('require_router_signature is false: a selection need not come from the '
                         'router (anyone who copies a signed request may choose its tools)')
 
-    def _open_mavlink(self, c: ExecutorConfig, ros_dispatcher: Any) -> Any:
+    def _open_mavlink(self, c: ExecutorConfig, ros_dispatcher: Any, ros_sampler: Sampler,
+                      bindings: dict[str, Binding]) -> tuple[Any, Sampler]:
         """Open the MAVLink link; mavlink bindings go to it, the others stay on ROS."""
-        from tool_router.executor.mavlink import KindRouter, MavlinkDispatcher, MavlinkLink
+        from tool_router.executor.mavlink import (KindRouter, MavlinkDispatcher, MavlinkLink,
+                                                  MavlinkSampler)
 
         try:
             self._mavlink = MavlinkLink(c.mavlink)
@@ -442,7 +421,9 @@ class ExecutorNode(Node):
         )
         threading.Thread(target=self._report_vehicle_link, name='mavlink-link-log',
                          daemon=True).start()
-        return KindRouter(MavlinkDispatcher(self._mavlink), ros_dispatcher)
+        sampler = BindingSampler(bindings, ros_sampler,
+                                 {BindingKind.MAVLINK: MavlinkSampler(self._mavlink)})
+        return KindRouter(MavlinkDispatcher(self._mavlink), ros_dispatcher), sampler
 
     def _report_vehicle_link(self) -> None:
         """Log when the vehicle's first HEARTBEAT arrives (motion commands wait for it)."""
