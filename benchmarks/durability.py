@@ -101,12 +101,9 @@ class Peer:
 
     def send(self, tools: list[str]) -> str:
         from tool_router.common import signing
-        from tool_router.msg import SelectedCapabilities
+        from tool_router.ros.convert import plain_selection
         rid = f'd-{uuid.uuid4().hex[:12]}'
-        msg = SelectedCapabilities(request_id=rid, request_text='durability', tools=tools,
-                                   scores=[0.5] * len(tools), policy='bench',
-                                   clause_index=list(range(len(tools))),
-                                   conditions=[''] * len(tools))
+        msg = plain_selection(rid, 'durability', tools, policy='bench')
         # as the router signs what it selects
         msg.router_signature = signing.selection_signature(msg)
         msg.stamp = self.node.get_clock().now().to_msg()

@@ -54,6 +54,7 @@ def main() -> int:
     from tool_router.common.stats import percentiles
     from tool_router.common import signing
     from tool_router.msg import ExecutionTrace, SelectedCapabilities
+    from tool_router.ros.convert import plain_selection
 
     trace_dir = Path(tempfile.mkdtemp(prefix='executor-latency-'))
     procs = [start('tool_router.ros.sim_vehicle'),
@@ -80,9 +81,7 @@ def main() -> int:
         for i in range(args.warmup + args.n):
             rid = f'bench-{uuid.uuid4().hex[:10]}'
             done[rid] = threading.Event()
-            msg = SelectedCapabilities(request_id=rid, request_text='battery?',
-                                       tools=[args.tool], scores=[1.0], clause_index=[0],
-                                       conditions=[''], policy='bench')
+            msg = plain_selection(rid, 'battery?', [args.tool], policy='bench', score=1.0)
             msg.router_signature = signing.selection_signature(msg)  # as the router signs
             pub.publish(msg)
             if not done[rid].wait(10):

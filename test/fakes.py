@@ -72,3 +72,19 @@ class HashingEncoder:
                 out[row, -1] = 1.0  # last slot: texts without words
             out[row] /= np.linalg.norm(out[row])
         return out
+
+
+def make_selection(request_id: str, tools=(), scores=None, conditions=None, clause_index=None,
+                   explanation_json: str = '', **fields):
+    """A pipeline Selection from per-tool lists, as tests write them (the product: choices)."""
+    from tool_router.common.choice import ToolChoice
+    from tool_router.common.explanation import Explanation
+    from tool_router.executor.pipeline import Selection
+    tools = list(tools)
+    choices = [ToolChoice(tool=t,
+                          score=float(scores[i]) if scores is not None else 0.0,
+                          condition=conditions[i] if conditions is not None else '',
+                          clause_index=int(clause_index[i]) if clause_index is not None else -1)
+               for i, t in enumerate(tools)]
+    return Selection(request_id=request_id, choices=choices,
+                     explanation=Explanation.from_json(explanation_json), **fields)

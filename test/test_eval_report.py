@@ -232,14 +232,14 @@ def test_cli_smoke(tmp_path):
 
 
 def _selection(store, rid, tools):
-    import numpy as np
     from tool_router.evaluation.bag import SELECTION_TYPE
+    choice = store.types['tool_router/msg/ToolChoice']
     return store.types[SELECTION_TYPE](
         stamp=store.types['builtin_interfaces/msg/Time'](sec=1, nanosec=0), request_id=rid,
-        request_text='', tools=tools, scores=np.ones(len(tools), dtype=np.float32),
-        policy='lcr', fallback_used=False, clause_index=np.zeros(len(tools), dtype=np.int32),
-        conditions=[''] * len(tools), explanation_json='', key_id='', timestamp=0.0, nonce='',
-        signature='', router_signature='')
+        request_text='', choices=[choice(tool=t, score=1.0, clause_index=0, condition='',
+                                         evidence=[]) for t in tools],
+        policy='lcr', fallback_used=False, explanation_json='', key_id='', timestamp=0.0,
+        nonce='', signature='', router_signature='')
 
 
 @pytest.mark.parametrize('storage', ['mcap', 'sqlite3'])

@@ -220,10 +220,10 @@ def test_unsigned_execute_is_possible_only_when_switched_off_and_then_loud(tmp_p
         rid = peer.select('/uns/selected', ['spotlight'], 'turn on the spotlight')
         assert _final(traces, rid)['requested_by'] == ''
         # a signature, when present, is still checked
-        from tool_router.msg import SelectedCapabilities
-        bad = SelectedCapabilities(request_id='x-forged', request_text='turn on the spotlight',
-                                   tools=['spotlight'], scores=[0.5], key_id='k-x-123',
-                                   timestamp=time.time(), nonce='n' * 20, signature='ab' * 32)
+        from tool_router.ros.convert import plain_selection
+        bad = plain_selection('x-forged', 'turn on the spotlight', ['spotlight'])
+        bad.key_id, bad.timestamp, bad.nonce = 'k-x-123', time.time(), 'n' * 20
+        bad.signature = 'ab' * 32
         bad.router_signature = _router_signature(bad)  # past the router check: the requester's
         peer.publisher('/uns/selected').publish(bad)
         assert wait_until(lambda: any(r.get('record') == 'security'
@@ -250,7 +250,7 @@ def test_a_copied_signature_with_other_tools_is_refused_and_the_routers_selectio
     the tools it is refused, and it does not use up the nonce: the router's selection runs."""
     from tool_router.common import signing
     from tool_router.executor import auth
-    from tool_router.msg import SelectedCapabilities
+    from tool_router.ros.convert import plain_selection
     traces = tmp_path / 'traces'
     operators = make_operators(tmp_path / 'operators.yaml', pilots=('alice',), others=())
     executor = start('tool_router.ros.executor_node', '-p', f'trace_dir:={traces}',
@@ -266,11 +266,9 @@ def test_a_copied_signature_with_other_tools_is_refused_and_the_routers_selectio
     signed = signing.sign_request(key, key_id, rid, text)
 
     def selection(tools, router_signed):
-        msg = SelectedCapabilities(request_id=rid, request_text=text, tools=tools,
-                                   scores=[0.9] * len(tools), policy='lcr',
-                                   clause_index=[0] * len(tools), conditions=[''] * len(tools),
-                                   key_id=signed.key_id, timestamp=signed.timestamp,
-                                   nonce=signed.nonce, signature=signed.signature)
+        msg = plain_selection(rid, text, tools, policy='lcr', score=0.9)
+        msg.key_id, msg.timestamp = signed.key_id, signed.timestamp
+        msg.nonce, msg.signature = signed.nonce, signed.signature
         msg.router_signature = _router_signature(msg) if router_signed else 'cd' * 32
         return msg
 

@@ -13,8 +13,9 @@ from tool_router.executor.dispatch import (BindingKind, DispatchResult, Mode, pa
                                            setbool_value)
 from tool_router.executor.permissions import (Action, PermissionPolicy, PermissionsFile,
                                               load_permissions)
-from tool_router.executor.pipeline import ExecutionPipeline, Selection
+from tool_router.executor.pipeline import ExecutionPipeline
 from tool_router.executor.traces import ConfirmationOutcome
+from fakes import make_selection
 
 PERMS = """version: 1
 defaults:
@@ -202,7 +203,7 @@ def make_pipeline(rules, catalog, mode=Mode.EXECUTE, outcome='approved', fail=()
 
 
 def sel(tools, text='do it', conditions=None, rid='r1'):
-    return Selection(request_id=rid, request_text=text, tools=tools,
+    return make_selection(rid, request_text=text, tools=tools,
                      scores=[0.5] * len(tools), conditions=conditions or [''] * len(tools),
                      clause_index=list(range(len(tools))),
                      explanation_json='{"candidates": [["rgb_camera", 0.61]], "dropped": ["x"]}')

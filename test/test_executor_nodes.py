@@ -60,13 +60,9 @@ class RosPeer:
                signed_by: str = '', router_signed: bool = True) -> str:
         """Publish a selection; ``signed_by`` signs it with that operator's key, and
         ``router_signed`` with the router's key (as the router does)."""
-        from tool_router.msg import SelectedCapabilities
+        from tool_router.ros.convert import plain_selection
         rid = rid or f't-{uuid.uuid4().hex[:10]}'
-        msg = SelectedCapabilities(request_id=rid, request_text=text, tools=tools,
-                                   scores=[0.5] * len(tools), policy='test',
-                                   clause_index=list(range(len(tools))),
-                                   conditions=conditions or [''] * len(tools),
-                                   explanation_json='')
+        msg = plain_selection(rid, text, tools, conditions or ())
         from tool_router.common import signing
         from tool_router.executor import auth
         if signed_by:
@@ -319,7 +315,7 @@ def test_allowed_sensor_is_dispatched_and_the_sim_answers(rig):
     assert tool['message'].startswith('battery ') and ' V' in tool['message']
     assert tool['endpoint'] == 'trigger:sim/battery_status'
     assert tool['latency_ms'] > 0  # answered: 'dispatched', not 'call_timeout'
-    assert rec['schema_version'] == '2.0' and rec['stop_reason'] == 'completed'
+    assert rec['schema_version'] == '2.1' and rec['stop_reason'] == 'completed'
 
 
 def test_critical_tool_waits_for_confirmation_without_blocking_others(rig):

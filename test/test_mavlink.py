@@ -20,10 +20,11 @@ from tool_router.executor.mavlink import (KindRouter, MavlinkDispatcher, Mavlink
                                           MavlinkLink, SensorUnavailable)
 from tool_router.sim.autopilot import MavlinkSim  # noqa: E402
 from tool_router.executor.permissions import PermissionPolicy, load_permissions  # noqa: E402
-from tool_router.executor.pipeline import ExecutionPipeline, Selection  # noqa: E402
+from tool_router.executor.pipeline import ExecutionPipeline  # noqa: E402
 from tool_router.executor.traces import ConfirmationOutcome, WatchRecord  # noqa: E402
 from tool_router.executor.watches import WatchManager  # noqa: E402
 from tool_router.common.paths import config_path  # noqa: E402
+from fakes import make_selection
 
 M = pytest.importorskip('pymavlink.mavutil').mavlink
 pytestmark = pytest.mark.slow  # about 25 s of simulated flight over UDP; the fast tier skips it
@@ -83,7 +84,7 @@ def rig(catalog):
 
 
 def run(pipe, tools, text, rid='r'):
-    record = pipe.process(Selection(request_id=rid, request_text=text, tools=tools,
+    record = pipe.process(make_selection(rid, request_text=text, tools=tools,
                                     scores=[0.9] * len(tools)))
     return record, {t.tool: t for t in record.tools}
 

@@ -77,7 +77,8 @@ def call(ros, text, policy='', max_tools=0, execute=False):
 def test_direct_request(ros):
     resp = call(ros, 'land the drone')
     assert resp.success, resp.message
-    assert resp.tools and len(resp.tools) == len(resp.scores)
+    assert resp.tools and [c.tool for c in resp.choices] == list(resp.tools)
+    assert all(0 < c.score <= 1 and c.evidence for c in resp.choices)
     assert resp.request_id and resp.policy and resp.latency_ms > 0
     assert not resp.fallback_used
     assert json.loads(resp.explanation_json)['fragments']
@@ -100,9 +101,10 @@ def test_execute_without_an_executor_is_not_reported_as_success(ros):
     assert 'no executor acknowledged' in resp.message and 'battery_status' in resp.tools
     assert wait_until(lambda: any(m.request_id == resp.request_id for m in ros['received']), 30)
     msg = next(m for m in ros['received'] if m.request_id == resp.request_id)
-    assert sorted(msg.tools) == sorted(resp.tools)
+    assert sorted(c.tool for c in msg.choices) == sorted(resp.tools)
     assert msg.request_text == 'monitor the battery and land when it drops below 25%'
-    assert len(msg.clause_index) == len(msg.conditions) == len(msg.tools)
+    gated = {c.tool: c.condition for c in msg.choices}
+    assert gated['land'] == 'when it drops below 25%' and gated['battery_status'] == ''
     assert msg.policy == resp.policy
 
 

@@ -28,7 +28,7 @@ def record(i, outcome='dispatched', latency=5.0, confirm=None):
 def test_schema_version_and_extra_fields_forbidden():
     rec = record(1)
     data = json.loads(rec.model_dump_json())
-    assert data['schema_version'] == SCHEMA_VERSION == '2.0' and data['record'] == 'request'
+    assert data['schema_version'] == SCHEMA_VERSION == '2.1' and data['record'] == 'request'
     data['surprise'] = 1
     with pytest.raises(Exception):
         TraceRecord.model_validate(data)
@@ -81,6 +81,18 @@ def test_version_1_files_are_still_read(tmp_path):
     assert rec.schema_version == '1.0' and rec.request_id == 'old1'
     s = summarize([rec])
     assert s['records'] == 1 and s['unfinished'] == [] and s['per_tool']['gps_position']
+
+
+def test_version_2_0_files_without_evidence_are_still_read(tmp_path):
+    path = tmp_path / 'v2.jsonl'
+    v2 = V1_LINE.replace('"schema_version":"1.0"', '"schema_version":"2.0","record":"request"')
+    event_line = ('{"schema_version":"2.0","record":"event","event":"received",'
+                  '"request_id":"old1","stamp":1.0}\n')
+    path.write_text(event_line + v2)
+    ev, rec = list(read_traces(path))
+    assert ev.schema_version == rec.schema_version == '2.0'
+    assert rec.tools[0].evidence == [] and rec.tools[0].tool == 'gps_position'
+    assert fold([ev, rec])['old1'].finished
 
 
 def test_fold_joins_events_and_reports_unfinished(tmp_path):
@@ -190,4 +202,6 @@ def test_mcap_bag_of_trace_messages(tmp_path):
         assert [c.msgtype for c in reader.connections] == [MSGTYPE]
     assert [m.request_id for m in msgs] == ['r0', 'r1', 'r2']
     assert TraceRecord.model_validate_json(msgs[1].record_json).request_id == 'r1'
-    assert list(msgs[2].outcomes) == ['dispatched'] and msgs[2].schema_version == '2.0'
+    expected = [(record(2).tools[0].tool, 'dispatched')]
+    assert [(t.tool, t.outcome) for t in msgs[2].tools] == expected
+    assert msgs[2].schema_version == record(2).schema_version

@@ -8,12 +8,13 @@ from tool_router.common.conditions import decode_reading, parse_condition
 from tool_router.executor.config import load_executor_config
 from tool_router.executor.dispatch import DispatchResult, Mode
 from tool_router.executor.permissions import PermissionPolicy, load_permissions
-from tool_router.executor.pipeline import ExecutionPipeline, Selection, condition_order
+from tool_router.executor.pipeline import ExecutionPipeline, condition_order
 from tool_router.sim.vehicle import SimVehicle
 from tool_router.executor.traces import (ConfirmationOutcome, TraceWriter, WatchRecord,
                                          open_watches, read_traces, summarize)
 from tool_router.executor.sampling import Reading, SensorReadError
 from tool_router.executor.watches import WatchManager
+from fakes import make_selection
 
 DEMO = 'monitor the battery and land when it drops below 25%'
 
@@ -66,8 +67,8 @@ class Rig:
         return Reading(sensor=sensor, values=values, stamp=self.clock(), source='sim')
 
     def fire(self, watch):
-        self.records.append(self.pipe.process(Selection(
-            request_id=watch.request_id, request_text=watch.request_text, tools=[watch.tool],
+        self.records.append(self.pipe.process(make_selection(
+            watch.request_id, request_text=watch.request_text, tools=[watch.tool],
             fired_by=watch.watch_id)))
 
     def fly(self):
@@ -81,7 +82,7 @@ class Rig:
 
 def demo_selection(order=('land', 'battery_status')):
     conditions = {'land': 'when it drops below 25%', 'battery_status': ''}
-    return Selection(request_id='demo', request_text=DEMO, tools=list(order),
+    return make_selection('demo', request_text=DEMO, tools=list(order),
                      scores=[0.9, 0.8], clause_index=[1, 2],
                      conditions=[conditions[t] for t in order])
 
@@ -89,7 +90,8 @@ def demo_selection(order=('land', 'battery_status')):
 def test_sensor_named_by_a_condition_is_read_before_the_gated_action():
     sel, parsed = condition_order(demo_selection())
     assert sel.tools == ['battery_status', 'land']
-    assert sel.conditions == ['', 'when it drops below 25%'] and sel.clause_index == [2, 1]
+    assert [c.condition for c in sel.choices] == ['', 'when it drops below 25%']
+    assert [c.clause_index for c in sel.choices] == [2, 1]
     assert parsed[1].describe() == 'battery_status.battery_pct < 25 %'
     unchanged, _ = condition_order(demo_selection(('battery_status', 'land')))
     assert unchanged.tools == ['battery_status', 'land']
@@ -121,7 +123,7 @@ def test_battery_watch_lands_once_at_25_percent(catalog):
 def test_permission_is_decided_when_the_watch_fires(catalog):
     rig = Rig(catalog, confirm='denied')
     rig.fly()
-    sel = Selection(request_id='r2', request_text='cut the motors if you see a person',
+    sel = make_selection('r2', request_text='cut the motors if you see a person',
                     tools=['emergency_stop'], conditions=['if you see a person'])
     rec = rig.pipe.process(sel)
     assert rec.tools[0].outcome == 'armed' and rig.asked == []  # nobody asked at arming
@@ -145,7 +147,7 @@ def test_cancel_by_id_and_by_request(catalog):
     rig = Rig(catalog, drain=0.0)
     rig.fly()
     first = rig.pipe.process(demo_selection()).tools[1].watch_id
-    rig.pipe.process(Selection(request_id='other', tools=['return_to_home'],
+    rig.pipe.process(make_selection('other', tools=['return_to_home'],
                                conditions=['after 30 seconds']))
     assert len(rig.watches.snapshot()) == 2
     assert rig.watches.cancel(watch_id='w-nope') == []
@@ -159,7 +161,7 @@ def test_cancel_by_id_and_by_request(catalog):
 def test_time_condition_fires_after_the_delay(catalog):
     rig = Rig(catalog, drain=0.0)
     rig.fly()
-    rig.pipe.process(Selection(request_id='t', tools=['return_to_home'],
+    rig.pipe.process(make_selection('t', tools=['return_to_home'],
                                conditions=['after 30 seconds']))
     rig.run(29.0)
     assert rig.records == []
@@ -169,7 +171,7 @@ def test_time_condition_fires_after_the_delay(catalog):
 
 def test_unreadable_condition_is_not_armed_and_says_why(catalog):
     rig = Rig(catalog)
-    rec = rig.pipe.process(Selection(request_id='v', tools=['wind_estimate', 'return_to_home'],
+    rec = rig.pipe.process(make_selection('v', tools=['wind_estimate', 'return_to_home'],
                                      conditions=['', 'if it gets too windy']))
     t = rec.tools[1]
     assert (t.outcome, t.failure_mode) == ('not_armed', 'condition_unreadable')
@@ -187,7 +189,7 @@ def test_watch_limit_and_a_failing_sensor(catalog):
     rig = Rig(catalog, max_watches=1, drain=0.0)
     rig.fly()
     rig.pipe.process(demo_selection())
-    rec = rig.pipe.process(Selection(request_id='x', tools=['land'],
+    rec = rig.pipe.process(make_selection('x', tools=['land'],
                                      conditions=['if you see a person']))
     assert (rec.tools[0].outcome, rec.tools[0].failure_mode) == ('not_armed', 'watch_limit')
     rig.broken.add('battery_status')
@@ -202,7 +204,7 @@ def test_records_on_disk_and_restart_fold(catalog, tmp_path):
     rig.watches.emit = writer.write
     rig.fly()
     rig.pipe.process(demo_selection())
-    rig.pipe.process(Selection(request_id='t', tools=['return_to_home'],
+    rig.pipe.process(make_selection('t', tools=['return_to_home'],
                                conditions=['after 1 second']))
     rig.run(1.5)
     writer.write(rig.records[0])

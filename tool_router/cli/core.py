@@ -90,7 +90,7 @@ def cmd_call(args: argparse.Namespace) -> int:
                 'message': resp.message,
                 'request_id': resp.request_id,
                 'tools': list(resp.tools),
-                'scores': [round(float(s), 4) for s in resp.scores],
+                'scores': [round(float(c.score), 4) for c in resp.choices],
                 'policy': resp.policy,
                 'fallback_used': resp.fallback_used,
                 'latency_ms': round(resp.latency_ms, 3),
@@ -100,13 +100,15 @@ def cmd_call(args: argparse.Namespace) -> int:
         )
     elif not resp.success:
         if resp.tools:
-            _print_tools(list(resp.tools), list(resp.scores), resp.policy, resp.latency_ms)
+            _print_tools(list(resp.tools), [c.score for c in resp.choices], resp.policy,
+                         resp.latency_ms)
         print(f'tool-router: {resp.message}', file=sys.stderr)
     else:
         if not resp.tools:  # the node's message says why
             _print_tools([], [], resp.policy, resp.latency_ms, resp.message)
             return 0
-        _print_tools(list(resp.tools), list(resp.scores), resp.policy, resp.latency_ms)
+        _print_tools(list(resp.tools), [c.score for c in resp.choices], resp.policy,
+                     resp.latency_ms)
         for note in filter(None, resp.message.split('; ')):  # e.g. what a condition waits for
             print(note)
         if args.execute and resp.executed:

@@ -80,8 +80,10 @@ def _tail(args: argparse.Namespace) -> int:
         if args.json:
             print(getattr(msg, 'record_json'), flush=True)
             return
-        rows = zip(msg.tools, msg.decisions, msg.outcomes)  # type: ignore[attr-defined]
-        tools = ', '.join(f'{t}:{d}->{o}' for t, d, o in rows)
+        tools = ', '.join(
+            f'{t.tool}:{t.decision}->{t.outcome}'
+            + (f' ({t.failure_mode}: {t.message})' if t.failure_mode else '')
+            for t in msg.tools)  # type: ignore[attr-defined]
         print(f'{msg.request_id}  {tools}  [{msg.stop_reason}]', flush=True)  # type: ignore
 
     follow_traces(show, args.topic, args.count, args.timeout)
@@ -100,7 +102,8 @@ def cmd_confirm(args: argparse.Namespace) -> int:
         elif not items:
             print('no confirmation is pending')
         for item in items if not args.json else []:
-            print(f"{item['request_id']}  {item['tool']}  waiting {item['waiting_s']:g} s: "
+            print(f"{item['request_id']}  {item['tool']} ({item['risk']})  waiting "
+                  f"{item['waiting_s']:.0f} s, {item['remaining_s']:.0f} s left: "
                   f"tool-router confirm {item['request_id']} {item['tool']} --approve|--deny")
         return 0
     if not args.request_id or args.approve is None:
@@ -179,7 +182,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     if args.action == 'list':
         resp = call_service(ListWatches, args.list_service,
                             ListWatches.Request(include_ended=args.all), args.timeout)
-        watches = json.loads(resp.watches_json or '[]')
+        watches = [watch_dict(w) for w in resp.watches]
         if args.json:
             print(json.dumps(watches))
         else:
@@ -197,6 +200,15 @@ def cmd_watch(args: argparse.Namespace) -> int:
     else:
         print(resp.message, file=sys.stdout if resp.success else sys.stderr)
     return 0 if resp.success else 1
+
+
+def watch_dict(w: object) -> dict:
+    """A WatchState message as a plain dict (for --json and :func:`format_watches`)."""
+    keys = ('watch_id', 'request_id', 'tool', 'condition', 'predicate', 'state', 'armed_at',
+            'expires_at', 'samples', 'value', 'last_error', 'reason')
+    out = {k: getattr(w, k) for k in keys}
+    out['value'] = out['value'] or None
+    return out
 
 
 def format_watches(watches: list[dict]) -> str:

@@ -179,15 +179,17 @@ def sign_selection(key: bytes, request_id: str, request_text: str, tools: Iterab
 
 
 def selection_signature(msg: Any, key: bytes | None = None) -> str:
-    """:func:`sign_selection` of a SelectedCapabilities message's fields.
+    """:func:`sign_selection` of a SelectedCapabilities message's choices and fields.
 
     ``key`` defaults to the key of :func:`default_router_key_file` (made when missing): what
     the router node signs with by default, and what a benchmark or test playing the router uses.
     """
     if key is None:
         key = router_key(default_router_key_file(), create=True)
-    return sign_selection(key, msg.request_id, msg.request_text, msg.tools, msg.clause_index,
-                          msg.conditions, msg.nonce)
+    choices = list(msg.choices)
+    return sign_selection(key, msg.request_id, msg.request_text, [c.tool for c in choices],
+                          [c.clause_index for c in choices], [c.condition for c in choices],
+                          msg.nonce)
 
 
 def router_signature_ok(key: bytes, signature: str, request_id: str, request_text: str,

@@ -34,33 +34,43 @@ SELECTION_TOPIC = '/tool_router/decisions'  # every decision; never executed
 BAG_VERSION = 9  # rosbag2 metadata version written by Jazzy
 
 
+# SelectedCapabilities' own message types, registered before it (it refers to them)
+NESTED_TYPES = ('tool_router/msg/Evidence', 'tool_router/msg/ToolChoice')
+
+
 def typestore() -> Any:
     """A Jazzy typestore with the package's Request and SelectedCapabilities registered."""
     from rosbags.typesys import Stores, get_types_from_msg, get_typestore
     store = get_typestore(Stores.ROS2_JAZZY)
-    types: dict[str, Any] = {}
-    for msgtype in (REQUEST_TYPE, SELECTION_TYPE):
+    for msgtype in (*NESTED_TYPES, REQUEST_TYPE, SELECTION_TYPE):
         name = msgtype.rsplit('/', 1)[1]
         text = (share_dir() / 'msg' / f'{name}.msg').read_text(encoding='utf-8')
-        types.update(get_types_from_msg(text, msgtype))
-    store.register(types)
+        store.register(get_types_from_msg(text, msgtype))
     return store
 
 
 def connection_typestore(conn: Any, default: Any) -> Any:
     """A typestore that decodes ``conn`` by the definition recorded in the bag, if it has one.
 
-    A bag recorded before a message gained fields (the requester signature fields of
-    Request and SelectedCapabilities) holds shorter messages than today's definition;
-    decoding them by their own definition keeps old bags readable.
+    A bag recorded before a message changed (the requester signature fields of Request and
+    SelectedCapabilities; the ToolChoice[] that replaced SelectedCapabilities' per-tool
+    arrays) holds other messages than today's definition; decoding them by their own
+    definition keeps old bags readable. The recorded definition lists the message, then each
+    type it uses after a line of ``=`` and ``MSG: <type>``.
     """
     msgdef = getattr(conn, 'msgdef', None)
     text = str(getattr(msgdef, 'data', '') or '')
     if not text or getattr(getattr(msgdef, 'format', None), 'name', '') != 'MSG':
         return default
     from rosbags.typesys import Stores, get_types_from_msg, get_typestore
-    own = text.split('\n' + '=' * 80)[0]  # the message itself; its dependencies are standard
+    own, *used = text.split('\n' + '=' * 80 + '\n')
     store = get_typestore(Stores.ROS2_JAZZY)
+    for section in reversed(used):  # dependencies first
+        header, _, body = section.partition('\n')
+        name = header.removeprefix('MSG: ').strip()
+        if name.startswith('tool_router/'):
+            store.register(get_types_from_msg(body, name.replace('/', '/msg/', 1)
+                                              if '/msg/' not in name else name))
     store.register(get_types_from_msg(own, conn.msgtype))
     return store
 
@@ -181,8 +191,12 @@ def _selection(msg: Any, ts: int, where: str) -> Selection:
         print(f'tool-router: warning: {where}: {message} (read as empty)', file=sys.stderr)
 
     explanation = Explanation.read(msg.explanation_json, warn)
-    return Selection(request_id=msg.request_id, policy=msg.policy, tools=list(msg.tools),
-                     scores=[float(s) for s in msg.scores], explanation=explanation, timestamp=ts)
+    if hasattr(msg, 'choices'):
+        tools, scores = [c.tool for c in msg.choices], [float(c.score) for c in msg.choices]
+    else:  # recorded before ToolChoice[] (tool_router/select/v1 messages)
+        tools, scores = list(msg.tools), [float(s) for s in msg.scores]
+    return Selection(request_id=msg.request_id, policy=msg.policy, tools=tools, scores=scores,
+                     explanation=explanation, timestamp=ts)
 
 
 def read_bag(path: str | Path, catalog: Any = None) -> BagContents:

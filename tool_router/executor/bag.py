@@ -10,6 +10,7 @@ from tool_router.executor.traces import TraceRecord, trace_message_fields
 from tool_router.common.paths import share_dir
 
 MSGTYPE = 'tool_router/msg/ExecutionTrace'
+OUTCOME_TYPE = 'tool_router/msg/ToolOutcome'
 
 
 class McapTraceBag:
@@ -22,11 +23,13 @@ class McapTraceBag:
         from rosbags.rosbag2 import StoragePlugin, Writer
         from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
-        msg_file = share_dir() / 'msg' / 'ExecutionTrace.msg'
-        if not msg_file.exists():
-            raise ConfigError('ExecutionTrace.msg not found', where=str(msg_file))
         self.typestore = get_typestore(Stores.ROS2_JAZZY)
-        self.typestore.register(get_types_from_msg(msg_file.read_text(encoding='utf-8'), MSGTYPE))
+        for name, msgtype in (('ToolOutcome', OUTCOME_TYPE), ('ExecutionTrace', MSGTYPE)):
+            msg_file = share_dir() / 'msg' / f'{name}.msg'
+            if not msg_file.exists():
+                raise ConfigError(f'{name}.msg not found', where=str(msg_file))
+            self.typestore.register(get_types_from_msg(msg_file.read_text(encoding='utf-8'),
+                                                       msgtype))
         self.path = Path(directory) / f"executor-{time.strftime('%Y%m%dT%H%M%S')}-bag"
         self._writer: Any = Writer(self.path, version=9, storage_plugin=StoragePlugin.MCAP)
         self._writer.open()
@@ -35,7 +38,9 @@ class McapTraceBag:
     def write(self, record: TraceRecord) -> None:
         """Append one record as an ExecutionTrace message, stamped with its dispatch_done time."""
         fields = trace_message_fields(record)
-        nanos = int(record.stamps.dispatch_done * 1e9)
+        outcome = self.typestore.types[OUTCOME_TYPE]
+        fields['tools'] = [outcome(**t) for t in fields['tools']]
+        nanos = int((record.stamps.dispatch_done or record.stamps.received) * 1e9)
         time_type = self.typestore.types['builtin_interfaces/msg/Time']
         msg = self.typestore.types[MSGTYPE](
             stamp=time_type(sec=nanos // 1_000_000_000, nanosec=nanos % 1_000_000_000), **fields)

@@ -23,7 +23,10 @@ class Pending:
 
     request_id: str
     tool: str
-    opened: float
+    opened: float  # on the book's clock (monotonic): what waits are measured against
+    risk: str = ''
+    timeout_s: float = 0.0
+    opened_at: float = field(default_factory=time.time)  # wall clock, for operators' displays
     event: threading.Event = field(default_factory=threading.Event)
     approve: bool = False
     operator_name: str = ''
@@ -43,9 +46,9 @@ class ConfirmationBook:
         self._lock = threading.Lock()
         self._closed = False
 
-    def open(self, request_id: str, tool: str) -> Pending:
+    def open(self, request_id: str, tool: str, risk: str = '', timeout_s: float = 0.0) -> Pending:
         """Register a tool as waiting; the caller then announces it and calls :meth:`wait`."""
-        entry = Pending(request_id, tool, self._clock())
+        entry = Pending(request_id, tool, self._clock(), risk=risk, timeout_s=timeout_s)
         with self._lock:
             same_tool = sum(1 for key in self._pending if key[1] == tool)
             if self._closed:
@@ -98,6 +101,10 @@ class ConfirmationBook:
         """(request id, tool) of every tool still waiting."""
         with self._lock:
             return list(self._pending)
+
+    def now(self) -> float:
+        """The book's clock (what :attr:`Pending.opened` is measured on)."""
+        return self._clock()
 
     def pending_entries(self) -> list[Pending]:
         """Every entry still waiting, oldest first."""

@@ -26,6 +26,7 @@ from typing import Any, Callable, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from tool_router.common.catalog import Catalog, Kind
+from tool_router.common.choice import ToolChoice, names
 from tool_router.common.errors import ToolRouterError
 from tool_router.common.conditions import Parsed, Predicate, parse_condition, sensors_of
 from tool_router.executor.dispatch import (Binding, BindingKind, Dispatcher, DispatchResult,
@@ -53,17 +54,27 @@ class Selection(BaseModel):
 
     request_id: str
     request_text: str = ''
-    tools: list[str] = Field(default_factory=list, description='In dispatch (clause) order.')
-    scores: list[float] = Field(default_factory=list)
+    choices: list[ToolChoice] = Field(default_factory=list,
+                                      description='The tools, in dispatch (clause) order.')
     policy: str = ''
     fallback_used: bool = False
-    clause_index: list[int] = Field(default_factory=list)
-    conditions: list[str] = Field(default_factory=list)
-    explanation_json: str = ''
+    explanation: Explanation = Field(default_factory=Explanation,
+                                     description='Candidates, cuts and screen of the router.')
     routed: float | None = Field(None, description='Router stamp, seconds since the epoch.')
     fired_by: str = Field('', description='Watch id when a fired watch runs this selection.')
     requested_by: str = Field('', description='Operator whose requester signature verified '
                                               "('' = unsigned).")
+
+    @property
+    def tools(self) -> list[str]:
+        """The tool names, in dispatch order."""
+        return names(self.choices)
+
+    @classmethod
+    def of(cls, request_id: str, tools: list[str], **fields: Any) -> 'Selection':
+        """A selection of unconditional ``tools`` (score 1): a fired watch, a test, a benchmark."""
+        return cls(request_id=request_id, choices=[ToolChoice(tool=t, score=1.0) for t in tools],
+                   **fields)
 
 
 class ConfirmRequest(BaseModel):
@@ -87,13 +98,12 @@ class Confirmer(Protocol):
 
 
 def _explanation(sel: Selection) -> tuple[list[Candidate], list[str]]:
-    """Candidates and dropped names from the router's explanation; an unreadable one is empty."""
-    why = Explanation.read(sel.explanation_json)
+    """Candidates and dropped names from the router's explanation (else the choices)."""
+    why = sel.explanation
     candidates = [Candidate(tool=t, score=s) for t, s in why.candidates]
-    drops = list(why.dropped)
     if not candidates:
-        candidates = [Candidate(tool=t, score=float(s)) for t, s in zip(sel.tools, sel.scores)]
-    return candidates, drops
+        candidates = [Candidate(tool=c.tool, score=c.score) for c in sel.choices]
+    return candidates, list(why.dropped)
 
 
 class ExecutionPipeline:
@@ -161,13 +171,8 @@ class ExecutionPipeline:
         'expired' or 'cancelled', nothing was decided or called.
         """
         outcome = 'expired' if stop_reason == 'expired' else 'cancelled'
-        tools = [ToolTrace(tool=tool, decision='undecided', reason=message, outcome=outcome,
-                           message=message,
-                           condition=sel.conditions[i] if i < len(sel.conditions) else '',
-                           score=float(sel.scores[i]) if i < len(sel.scores) else 0.0,
-                           clause_index=int(sel.clause_index[i])
-                           if i < len(sel.clause_index) else -1)
-                 for i, tool in enumerate(sel.tools)]
+        tools = [ToolTrace(**c.model_dump(), decision='undecided', reason=message,
+                           outcome=outcome, message=message) for c in sel.choices]
         candidates, drops = _explanation(sel)
         return TraceRecord(
             request_id=sel.request_id, mode=self.mode.value,
@@ -191,17 +196,15 @@ class ExecutionPipeline:
     # -- stages ------------------------------------------------------------
     def _decide(self, sel: Selection, parsed: dict[int, Parsed]) -> list[ToolTrace]:
         traces = []
-        for i, tool in enumerate(sel.tools):
-            condition = sel.conditions[i] if i < len(sel.conditions) else ''
+        for i, choice in enumerate(sel.choices):
+            tool, condition = choice.tool, choice.condition
             # a conditional tool's permission is only previewed now; it counts when it fires
             decision = self.permissions.decide(tool)
             known = self._tools.get(tool)
             binding = self.bindings.get(tool)
             trace = ToolTrace(
-                tool=tool, risk=known.risk.value if known else '',
-                score=float(sel.scores[i]) if i < len(sel.scores) else 0.0,
-                clause_index=int(sel.clause_index[i]) if i < len(sel.clause_index) else -1,
-                condition=condition, decision=decision.action.value, reason=decision.reason,
+                **choice.model_dump(), risk=known.risk.value if known else '',
+                decision=decision.action.value, reason=decision.reason,
                 endpoint=binding.spec if binding else '',
                 outcome='denied' if decision.action is Action.DENY else 'shadow',
                 failure_mode=decision.failure_mode)
@@ -347,27 +350,22 @@ class ExecutionPipeline:
 def condition_order(sel: Selection) -> tuple[Selection, dict[int, Parsed]]:
     """Read each condition and put the sensors it names before the tool it gates.
 
-    Returns the (possibly reordered) selection and, per tool index of that
+    Returns the (possibly reordered) selection and, per choice index of that
     selection, the parsed condition of each conditional tool.
     """
-    tools = list(sel.tools)
-    conditions = [sel.conditions[i] if i < len(sel.conditions) else '' for i in range(len(tools))]
+    tools = sel.tools
     order = list(range(len(tools)))
-    for i, condition in enumerate(conditions):
-        if not condition:
+    for i, choice in enumerate(sel.choices):
+        if not choice.condition:
             continue
         others = tools[:i] + tools[i + 1:]
-        for sensor in sensors_of(parse_condition(condition, others)):
+        for sensor in sensors_of(parse_condition(choice.condition, others)):
             if sensor in tools and order.index(tools.index(sensor)) > order.index(i):
                 order.remove(tools.index(sensor))
                 order.insert(order.index(i), tools.index(sensor))
     if order != list(range(len(tools))):
-        def pick(values: list[Any]) -> list[Any]:
-            return [values[j] for j in order] if len(values) == len(tools) else values
-        sel = sel.model_copy(update={
-            'tools': pick(tools), 'scores': pick(list(sel.scores)),
-            'clause_index': pick(list(sel.clause_index)), 'conditions': pick(conditions)})
-    conds = [sel.conditions[i] if i < len(sel.conditions) else '' for i in range(len(sel.tools))]
-    parsed = {i: parse_condition(c, sel.tools[:i] + sel.tools[i + 1:])
-              for i, c in enumerate(conds) if c}
+        sel = sel.model_copy(update={'choices': [sel.choices[j] for j in order]})
+    tools = sel.tools
+    parsed = {i: parse_condition(c.condition, tools[:i] + tools[i + 1:])
+              for i, c in enumerate(sel.choices) if c.condition}
     return sel, parsed

@@ -1,6 +1,8 @@
 """Typed execution traces: write-ahead events and one final record per request, as JSONL.
 
-Schema ``SCHEMA_VERSION`` (2.0). Two kinds of line share a file:
+Schema ``SCHEMA_VERSION`` (2.1: each per-tool entry is the router's
+:class:`~tool_router.common.choice.ToolChoice`, with its evidence, extended by what the executor
+did; 2.0 files, without evidence, read the same). Two kinds of line share a file:
 
 * :class:`TraceEvent` (``"record": "event"``): one state change of a request, appended
   (and ``fsync``'d) *before* the executor acts on it: ``received``, ``permission_decided``,
@@ -28,13 +30,14 @@ from typing import Any, Final, Iterable, Iterator, Literal, Union
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
+from tool_router.common.choice import ToolChoice
 from tool_router.common.errors import ToolRouterError, first_problem
 from tool_router.executor.chain import TraceChain, strip_link
 from tool_router.common.redact import redact
 from tool_router.common.stats import percentiles
 
-SCHEMA_VERSION: Final = '2.0'
-READABLE_VERSIONS = ('1.0', '2.0')
+SCHEMA_VERSION: Final = '2.1'
+READABLE_VERSIONS = ('1.0', '2.0', '2.1')
 
 # Per-tool outcomes (ExecutionTrace.outcomes uses the same words). 'armed': a watch waits for
 # the tool's condition; 'not_armed': the condition could not be read; 'skipped_conditional'
@@ -95,16 +98,12 @@ class ConfirmationOutcome(BaseModel):
     waited_s: float = Field(0.0, ge=0, description='Seconds between announcement and decision.')
 
 
-class ToolTrace(BaseModel):
-    """Everything the executor decided and did for one selected tool."""
+class ToolTrace(ToolChoice):
+    """Everything the executor decided and did for one selected tool: its choice, extended."""
 
     model_config = ConfigDict(extra='forbid')
 
-    tool: str
     risk: str = Field('', description="Risk class from the catalog; '' for unknown names.")
-    score: float = 0.0
-    clause_index: int = -1
-    condition: str = Field('', description="Gating condition text; '' = unconditional.")
     decision: Literal['allow', 'deny', 'confirm', 'undecided'] = Field(
         description='undecided: the request was never processed (expired, cancelled).')
     reason: str = Field(description='Why the permission decision was taken.')
@@ -130,7 +129,7 @@ class TraceRecord(BaseModel):
 
     model_config = ConfigDict(extra='forbid')
 
-    schema_version: Literal['1.0', '2.0'] = SCHEMA_VERSION
+    schema_version: Literal['1.0', '2.0', '2.1'] = SCHEMA_VERSION
     record: Literal['request'] = 'request'
     request_id: str
     mode: Literal['execute', 'dry_run', 'shadow']
@@ -161,7 +160,7 @@ class WatchRecord(BaseModel):
 
     model_config = ConfigDict(extra='forbid')
 
-    schema_version: Literal['1.0', '2.0'] = SCHEMA_VERSION
+    schema_version: Literal['1.0', '2.0', '2.1'] = SCHEMA_VERSION
     record: Literal['watch'] = 'watch'
     event: Literal['armed', 'fired', 'expired', 'cancelled']
     stamp: float = Field(description='When it happened, seconds since the epoch.')
@@ -182,7 +181,7 @@ class TraceEvent(BaseModel):
 
     model_config = ConfigDict(extra='forbid')
 
-    schema_version: Literal['2.0'] = '2.0'
+    schema_version: Literal['2.0', '2.1'] = SCHEMA_VERSION
     record: Literal['event'] = 'event'
     event: Literal['received', 'permission_decided', 'awaiting_confirmation', 'confirmation',
                    'dispatching', 'dispatched']
@@ -566,13 +565,26 @@ def format_summary(summary: dict[str, Any]) -> str:
     return '\n'.join(lines)
 
 
+OUTCOME_FIELDS = ('tool', 'decision', 'outcome', 'failure_mode', 'endpoint', 'message',
+                  'watch_id', 'condition')
+
+
 def trace_message_fields(record: TraceRecord) -> dict[str, Any]:
-    """The plain fields of an ExecutionTrace message for a record (the node converts them)."""
+    """The plain fields of an ExecutionTrace message; ``tools``: one ToolOutcome's fields each.
+
+    The node (and the MCAP bag) build the messages from these, so both carry the same fields.
+    """
     return {'schema_version': record.schema_version, 'request_id': record.request_id,
-            'stop_reason': record.stop_reason, 'tools': [t.tool for t in record.tools],
-            'decisions': [t.decision for t in record.tools],
-            'outcomes': [t.outcome for t in record.tools],
+            'stop_reason': record.stop_reason,
+            'tools': [{k: getattr(t, k) for k in OUTCOME_FIELDS} for t in record.tools],
             'record_json': record.model_dump_json()}
+
+
+def restart_cancellations(files: Iterable[str | Path], now: float,
+                          reason: str) -> list[WatchRecord]:
+    """The ``cancelled`` records of the watches a previous executor armed and never ended."""
+    return [armed.model_copy(update={'event': 'cancelled', 'stamp': now, 'reason': reason})
+            for armed in open_watches(watch_records_in(files))]
 
 
 def record_from_json(text: str) -> TraceRecord:

@@ -86,6 +86,26 @@ def flatten(values: dict[str, Any], prefix: str = '') -> list[str]:
     return names
 
 
+def level_logger(node: Node) -> Callable[[str, str], None]:
+    """``log(level, message)`` for the pure core's injected loggers, on ``node``'s logger.
+
+    One call line per severity: rclpy remembers the severity of each calling line and refuses
+    another one from the same line ("Logger severity cannot be changed between calls").
+    """
+    logger = node.get_logger()
+
+    def log(level: str, message: str) -> None:
+        if level == 'error':
+            logger.error(message)
+        elif level == 'warning':
+            logger.warning(message)
+        elif level == 'debug':
+            logger.debug(message)
+        else:
+            logger.info(message)
+    return log
+
+
 def startup_problem(exc: Exception) -> str:
     """Why a node cannot start, as one line: ``parameter field: message`` or the error's text."""
     if isinstance(exc, pydantic.ValidationError):
@@ -144,6 +164,15 @@ def service_qos(depth: int) -> QoSProfile:
         depth=depth,
         reliability=ReliabilityPolicy.RELIABLE,
         durability=DurabilityPolicy.VOLATILE,
+    )
+
+
+def latched(depth: int) -> QoSProfile:
+    """Reliable, transient local: a subscriber that joins later still gets the last ``depth``."""
+    return QoSProfile(
+        depth=depth,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL,
     )
 
 

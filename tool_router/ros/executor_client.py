@@ -49,17 +49,17 @@ def call_service(srv_type: Any, service: str, request: Any, timeout_s: float = 1
 
 def pending_confirmations(topic: str = '/executor/pending_confirmations',
                           timeout_s: float = 10.0) -> list[dict[str, Any]]:
-    """The executor's list of waiting confirmations (a transient-local topic: read once)."""
-    import json
+    """The executor's waiting confirmations (a transient-local topic: read once).
 
-    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-    from std_msgs.msg import String
+    Each item: request_id, tool, risk, waiting_s and remaining_s, computed now from when the
+    wait began (the list is latched: its own ``remaining_s`` is as of its publication).
+    """
+    from tool_router.msg import PendingConfirmations
+    from tool_router.ros.common import latched
 
     session = RosSession('tool_router_confirm_list')
-    box: list[str] = []
-    qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
-    session.node.create_subscription(String, topic, lambda m: box.append(m.data), qos)
+    box: list[Any] = []
+    session.node.create_subscription(PendingConfirmations, topic, box.append, latched(1))
     deadline = time.monotonic() + timeout_s
     try:
         while not box and time.monotonic() < deadline:
@@ -69,8 +69,10 @@ def pending_confirmations(topic: str = '/executor/pending_confirmations',
     if not box:
         raise ToolRouterError(f'nothing on {topic} within {timeout_s:g} s',
                               hint='is the executor running? `tool-router serve`')
-    items = json.loads(box[-1])
-    return items if isinstance(items, list) else []
+    now = time.time()
+    return [{'request_id': p.request_id, 'tool': p.tool, 'risk': p.risk,
+             'waiting_s': max(0.0, now - p.opened),
+             'remaining_s': max(0.0, p.opened + p.timeout_s - now)} for p in box[-1].pending]
 
 
 def follow_traces(on_record: Callable[[Any], None], topic: str = '/executor/traces',

@@ -113,7 +113,7 @@ class LiveBackend:
             self.recorder.received.append(BagEntry(REQUEST_TOPIC, REQUEST_TYPE, sent_ns, msg))
             self.expected_selections += bool(resp.tools)
         why = Explanation.read(resp.explanation_json, warn_about(example.id))
-        return Routed(tools=list(resp.tools), scores=[float(s) for s in resp.scores],
+        return Routed(tools=list(resp.tools), scores=[float(c.score) for c in resp.choices],
                       dropped=list(resp.dropped), fragments=why.fragments, latency_ms=rtt,
                       llm=LLMFlags.from_facts(why.llm))
 

@@ -37,6 +37,7 @@ from tool_router.common.errors import ToolRouterError, first_error
 from tool_router.common import signing
 from tool_router.common.conditions import condition_notes
 from tool_router.msg import Request, SelectedCapabilities, SelectionAck
+from tool_router.ros.convert import choice_msg, selection_message
 from tool_router.ros.acks import AckBook, Held, Outbox
 from tool_router.ros.common import (
     ack_qos,
@@ -85,37 +86,6 @@ def watch_dropped_responses() -> None:
     show.tool_router_hook = True  # type: ignore[attr-defined]
     warnings.filterwarnings('always', message='failed to send response', category=RuntimeWarning)
     warnings.showwarning = show
-
-
-SIGNATURE_FIELDS = ('key_id', 'timestamp', 'nonce', 'signature')
-
-
-def selection_message(result: RouteResult, stamp: Any, signed: Any = None) -> SelectedCapabilities:
-    """The executor's view of a decision, tools in clause (dispatch) order.
-
-    ``signed`` (the RouteRequest or Request that asked) lends its requester signature
-    fields, copied untouched: the executor, not the router, checks them.
-    """
-    d = result.decision
-    clause_of = d.clause_index if d else {}
-    conditions = d.conditions if d else {}
-    order = sorted(
-        range(len(result.tools)), key=lambda i: (clause_of.get(result.tools[i], 10_000), i)
-    )
-    msg = SelectedCapabilities()
-    msg.stamp = stamp
-    msg.request_id = result.request_id
-    msg.request_text = result.text
-    msg.tools = [result.tools[i] for i in order]
-    msg.scores = [float(result.scores[i]) for i in order]
-    msg.policy = result.policy
-    msg.fallback_used = result.fallback_used
-    msg.clause_index = [int(clause_of.get(result.tools[i], -1)) for i in order]
-    msg.conditions = [conditions.get(result.tools[i], '') for i in order]
-    msg.explanation_json = result.explanation().to_json()
-    for name in SIGNATURE_FIELDS if signed is not None else ():
-        setattr(msg, name, getattr(signed, name))
-    return msg
 
 
 class RouterNode(LifecycleNode):
@@ -399,7 +369,7 @@ class RouterNode(LifecycleNode):
         response.message = '; '.join(notes) if result.tools else 'no tool serves this request'
         response.request_id = result.request_id
         response.tools = result.tools
-        response.scores = [float(s) for s in result.scores]
+        response.choices = [choice_msg(c) for c in result.choices]
         response.policy = result.policy
         response.fallback_used = result.fallback_used
         response.fallback_reason = result.fallback_reason

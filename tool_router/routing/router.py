@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tool_router.common.catalog import Catalog, load_catalog
+from tool_router.common.choice import ToolChoice, names
 from tool_router.routing.config import BaseRouterConfig, RouterConfig
 from tool_router.routing.embeddings import BatchingEncoder, Encoder, SentenceTransformerEncoder
 from tool_router.common.errors import ConfigError, IndexStoreError, RequestError, ToolRouterError
@@ -36,13 +37,12 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class RouteResult:
-    """One routing decision, validated against the allowlist."""
+    """One routing decision, validated against the allowlist: its choices, best first."""
 
     request_id: str
     text: str
     policy: str
-    tools: list[str]
-    scores: list[float]
+    choices: list[ToolChoice]
     latency_ms: float
     dropped: list[str] = field(default_factory=list)  # names outside the catalog
     duplicates: list[str] = field(default_factory=list)  # names the policy gave twice
@@ -52,6 +52,16 @@ class RouteResult:
     fallback_reason: str = ''
     safety: SafetyReport | None = None  # what the safety screen removed, if anything
     decision: Decision | None = None
+
+    @property
+    def tools(self) -> list[str]:
+        """The chosen tools' names, best first."""
+        return names(self.choices)
+
+    @property
+    def scores(self) -> list[float]:
+        """The chosen tools' scores, best first."""
+        return [c.score for c in self.choices]
 
     def explanation(self) -> Explanation:
         """The one explanation of this answer (sent as ``explanation_json``)."""
@@ -379,8 +389,7 @@ class Router:
             request_id=request_id or uuid.uuid4().hex[:16],
             text=text,
             policy=chosen.name,
-            tools=checked.tools,
-            scores=checked.scores,
+            choices=[decision.choice(t, s) for t, s in zip(checked.tools, checked.scores)],
             dropped=checked.dropped,
             duplicates=checked.duplicates,
             truncated=checked.truncated,

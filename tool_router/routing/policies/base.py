@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Iterator, Protocol
 
 from tool_router.common.catalog import Catalog
+from tool_router.common.choice import ToolChoice
 from tool_router.common.explanation import EvidenceItem, Explanation, HybridFacts, LLMFacts
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -77,6 +78,17 @@ class Decision:
         if len(self.tools) <= max_tools:
             return self
         return replace(self, tools=self.tools[:max_tools], scores=self.scores[:max_tools])
+
+    def choice(self, tool: str, score: float) -> ToolChoice:
+        """The typed choice of one of this decision's tools (clause, condition, evidence)."""
+        return ToolChoice(
+            tool=tool, score=float(score), clause_index=int(self.clause_index.get(tool, -1)),
+            condition=self.conditions.get(tool, ''),
+            evidence=[EvidenceItem(**e.as_dict()) for e in self.evidence.get(tool, [])[:4]])
+
+    def choices(self) -> list[ToolChoice]:
+        """Every tool of this decision as a :class:`ToolChoice`, best first."""
+        return [self.choice(t, s) for t, s in zip(self.tools, self.scores)]
 
     def explanation(self) -> Explanation:
         """The policy's part of the explanation: fragments, per-tool evidence, candidates."""

@@ -1,0 +1,286 @@
+"""The executor's intake: which selections are taken, in which order, and what is on disk first.
+
+Pure logic, no ROS: the node converts a message to a :class:`Selection` and its
+:class:`Signatures`, calls :meth:`Intake.accept`, publishes the :class:`Ack` it gets back, and
+runs :meth:`Intake.run` on a worker for each ticket the intake submits. The rules, in order:
+
+1. **The router's signature first** (``require_router_signature``): a selection whose tools
+   the router did not sign is refused *before* the requester's signature is checked, so a
+   forged selection never uses up the nonce of the signed request it copied (the router's
+   genuine selection would otherwise be refused as a replay).
+2. **The requester's signature**: a signature, when present, is always checked; an unsigned
+   selection passes only with ``require_signed_execute: false``. Every refusal is a
+   :class:`~tool_router.executor.auth.SecurityRecord` on disk before its ack.
+3. **Room**: a shutting-down executor refuses (``cancelled_at_shutdown``); a full queue
+   (``max_queue`` waiting) refuses anything but an emergency stop, which is never queued
+   behind other requests: it gets a runner of its own (:func:`urgent`).
+4. **Write-ahead**: the ``received`` event is fsync'd before the ack says accepted; one that
+   cannot be written is acknowledged ``accepted=false`` and nothing runs.
+5. **Staleness**: a selection that waited longer than ``max_selection_age_s`` for a worker is
+   traced ``expired`` and not dispatched (:meth:`run`).
+6. **Shutdown**: :meth:`shutdown` closes the door and returns a ``cancelled_at_shutdown`` record
+   for every selection still queued; running ones finish.
+
+A fired watch's action enters through :meth:`fire` (rules 3-6: its request was verified when
+the watch was armed).
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from tool_router.common.errors import ConfigError, ToolRouterError
+from tool_router.common.signing import router_signature_ok
+from tool_router.executor.auth import SecurityRecord, Verdict
+from tool_router.executor.pipeline import ExecutionPipeline, Selection
+from tool_router.executor.traces import TraceEvent, TraceRecord
+
+
+def urgent(selection: Selection) -> bool:
+    """An emergency stop is never queued behind other requests (nor refused for a full queue)."""
+    return 'emergency_stop' in selection.tools
+
+
+class Signatures(BaseModel):
+    """The signatures a selection arrives with (router's over the tools; requester's)."""
+
+    model_config = ConfigDict(extra='forbid', frozen=True)
+
+    router_signature: str = ''
+    key_id: str = ''
+    timestamp: float = 0.0
+    nonce: str = ''
+    signature: str = ''
+
+    @property
+    def signed(self) -> bool:
+        """The requester signed (or claims to: a key id or a signature is present)."""
+        return bool(self.key_id or self.signature)
+
+
+@dataclass(frozen=True)
+class Ack:
+    """The answer to a selection: accepted (on disk, will run or be traced) or why not."""
+
+    request_id: str
+    accepted: bool
+    reason: str = ''
+
+
+class RequestVerifier(Protocol):
+    """Checks requester signatures (the executor's ConfirmationVerifier)."""
+
+    def verify_request(self, request_id: str, request_text: str, timestamp: float, nonce: str,
+                       key_id: str, signature: str, tools: list[str],
+                       max_age_s: float | None = None) -> Verdict:
+        """The verdict on one requester signature (uses up its nonce when it verifies)."""
+        ...
+
+    def owner(self, key_id: str) -> str:
+        """The operator a key id belongs to ('' if none)."""
+        ...
+
+
+class Journal(Protocol):
+    """Where the intake's records go: write-ahead events raise when not on disk."""
+
+    def event(self, event: TraceEvent) -> None:
+        """Append one write-ahead event (fsync'd); raise when it is not on disk."""
+        ...
+
+    def record(self, record: TraceRecord) -> None:
+        """Append one final request record (errors are reported, not raised)."""
+        ...
+
+    def security(self, record: SecurityRecord) -> None:
+        """Append one security record (errors are reported, not raised)."""
+        ...
+
+
+@dataclass
+class IntakeRules:
+    """The intake's limits and switches (from the executor configuration)."""
+
+    require_router_signature: bool = True
+    require_signed_execute: bool = True
+    execute_max_age_s: float = 30.0
+    max_queue: int = 100
+    max_selection_age_s: float = 30.0
+
+
+@dataclass
+class _Queued:
+    selection: Selection
+    received: float
+
+
+@dataclass
+class Intake:
+    """Admits selections to the pipeline by the rules of this module's docstring.
+
+    ``submit(ticket, urgent)`` hands a ticket to a worker (the node's pool, or a thread of its
+    own when ``urgent``); the worker calls :meth:`run` with it. ``router_key()`` returns the
+    router's key or raises :class:`~tool_router.common.errors.ConfigError` (read when first
+    needed: the router makes it at its first start). ``log(level, message)`` reports.
+    """
+
+    pipeline: ExecutionPipeline
+    verifier: RequestVerifier
+    journal: Journal
+    submit: Callable[[int, bool], None]
+    router_key: Callable[[], bytes]
+    rules: IntakeRules = field(default_factory=IntakeRules)
+    clock: Callable[[], float] = time.time
+    log: Callable[[str, str], None] = lambda level, message: None
+    _queued: dict[int, _Queued] = field(default_factory=dict)
+    _tickets: itertools.count[int] = field(default_factory=itertools.count)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _closing: bool = False
+    _key: bytes | None = None
+
+    # -- the door --------------------------------------------------------------
+    def accept(self, selection: Selection, signatures: Signatures) -> Ack:
+        """Check, record and queue one selection; the ack to publish."""
+        received = self.clock()
+        refused = self._check_router(selection, signatures)
+        if refused is not None:
+            return refused
+        requested_by = self._check_requester(selection, signatures)
+        if isinstance(requested_by, Ack):
+            return requested_by
+        selection = selection.model_copy(update={'requested_by': requested_by})
+        with self._lock:
+            closing, waiting = self._closing, len(self._queued)
+        refusal = ''
+        if closing:
+            refusal = 'executor shutting down'
+        elif waiting >= self.rules.max_queue and not urgent(selection):
+            refusal = f'executor queue full ({waiting} selections waiting for a worker)'
+        if refusal:
+            stop = 'cancelled_at_shutdown' if closing else 'refused'
+            self.journal.record(self.pipeline.unprocessed(selection, received, stop, refusal))
+            self.log('warning', f'request {selection.request_id} not processed: {refusal}')
+            return Ack(selection.request_id, False, refusal)
+        accepted, reason = self._enqueue(selection, received)
+        return Ack(selection.request_id, accepted, reason)
+
+    def fire(self, selection: Selection) -> Ack:
+        """Queue the action of a fired watch (its request was verified when it was armed)."""
+        accepted, reason = self._enqueue(selection, self.clock())
+        return Ack(selection.request_id, accepted, reason)
+
+    # -- the worker --------------------------------------------------------------
+    def run(self, ticket: int) -> TraceRecord | None:
+        """Process one queued selection; its final record (None: taken at shutdown)."""
+        with self._lock:
+            item = self._queued.pop(ticket, None)
+        if item is None:  # taken at shutdown: already traced cancelled_at_shutdown
+            return None
+        selection, received = item.selection, item.received
+        age = self.clock() - received
+        if age > self.rules.max_selection_age_s:
+            message = (f'not dispatched: waited {age:.1f} s for a worker, more than '
+                       f'max_selection_age_s {self.rules.max_selection_age_s:g} s')
+            record = self.pipeline.unprocessed(selection, received, 'expired', message)
+            self.journal.record(record)
+            self.log('warning', f'request {selection.request_id} expired: {message}')
+            return record
+        try:
+            record = self.pipeline.process(selection, received)
+        except Exception as exc:  # noqa: BLE001 - never lose a worker thread silently
+            self.log('error', f'request {selection.request_id} failed: {exc!r}')
+            return None
+        self.journal.record(record)
+        summary = ', '.join(f'{t.tool}={t.outcome}' for t in record.tools)
+        self.log('info', f'request {record.request_id}: {summary} [{record.stop_reason}]')
+        return record
+
+    def shutdown(self) -> list[TraceRecord]:
+        """Close the door; a ``cancelled_at_shutdown`` record for each selection still queued."""
+        with self._lock:
+            self._closing = True
+            queued = list(self._queued.values())
+            self._queued.clear()
+        records = [self.pipeline.unprocessed(
+            q.selection, q.received, 'cancelled_at_shutdown',
+            'executor shut down before this selection was processed') for q in queued]
+        for record in records:
+            self.journal.record(record)
+        if records:
+            self.log('info', f'{len(records)} queued selection(s) cancelled at shutdown')
+        return records
+
+    @property
+    def waiting(self) -> int:
+        """Selections queued for a worker."""
+        with self._lock:
+            return len(self._queued)
+
+    # -- the rules -----------------------------------------------------------------
+    def _enqueue(self, selection: Selection, received: float) -> tuple[bool, str]:
+        """Write the ``received`` event (write-ahead), then queue the selection for a worker."""
+        with self._lock:
+            if self._closing:
+                return False, 'executor shutting down'
+        try:
+            self.journal.event(self.pipeline.received_event(selection, received))
+        except (OSError, ToolRouterError) as exc:
+            return False, f'trace not writable: {exc}'
+        with self._lock:
+            ticket = next(self._tickets)
+            self._queued[ticket] = _Queued(selection, received)
+        self.submit(ticket, urgent(selection))
+        return True, ''
+
+    def _check_router(self, selection: Selection, signatures: Signatures) -> Ack | None:
+        """None when the router signed these tools (or need not); else the refusal's ack."""
+        if not self.rules.require_router_signature:
+            return None
+        if self._key is None:
+            try:
+                self._key = self.router_key()
+            except ConfigError as exc:
+                return self._refuse(selection, signatures, 'no_router_key',
+                                    f'{exc}; the router creates it at configure')
+        choices = selection.choices
+        if router_signature_ok(self._key, signatures.router_signature, selection.request_id,
+                               selection.request_text, [c.tool for c in choices],
+                               [c.clause_index for c in choices],
+                               [c.condition for c in choices], signatures.nonce):
+            return None
+        detail = ('no router signature' if not signatures.router_signature else
+                  'the router signature does not match these tools, conditions and request')
+        return self._refuse(selection, signatures, 'bad_router_signature', detail)
+
+    def _check_requester(self, selection: Selection, signatures: Signatures) -> str | Ack:
+        """The verified requester ('' = unsigned and allowed), or the refusal's ack."""
+        if not signatures.signed and not self.rules.require_signed_execute:
+            return ''
+        verdict = self.verifier.verify_request(
+            selection.request_id, selection.request_text, float(signatures.timestamp),
+            signatures.nonce, signatures.key_id, signatures.signature, selection.tools,
+            self.rules.execute_max_age_s)
+        if verdict.ok:
+            return verdict.operator_name
+        return self._refuse(selection, signatures, verdict.reason, verdict.detail)
+
+    def _refuse(self, selection: Selection, signatures: Signatures, reason: str,
+                detail: str) -> Ack:
+        """Record a refused selection as a security event; the refusal's ack."""
+        owner = self.verifier.owner(signatures.key_id)
+        self.journal.security(SecurityRecord(
+            event='execute_refused', stamp=self.clock(), request_id=selection.request_id[:200],
+            tools=[t[:100] for t in selection.tools[:64]], claimed_operator=owner,
+            key_id=signatures.key_id[:100], key_owner=owner, reason=reason,
+            detail=detail))
+        self.log('warning',
+                 f'SECURITY: refused to execute request {selection.request_id!r} '
+                 f'({", ".join(selection.tools)}) signed with key {signatures.key_id!r}'
+                 f'{f" of {owner}" if owner else ""}: {reason}: {detail}')
+        return Ack(selection.request_id, False,
+                   f'refused ({reason}): {detail}; nothing was dispatched')
