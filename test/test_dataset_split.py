@@ -111,6 +111,39 @@ CORRECTED = {
 }
 
 
+# The writers split by writer (docs/EVALUATION.md): test measures wording no dev writer used.
+DEV_WRITERS, TEST_WRITERS = 'w30,w31,w32', 'w33,w34'
+
+
+def test_writers_split_by_writer_go_wholly_to_their_side(tmp_path, capsys):
+    rows = [{'id': f'{w}_{i}', 'level': 'direct', 'request': f'land number {w} {i}',
+             'tools': ['land'], 'style': 'terse', 'writer': w} for w in ('wa', 'wb', 'wc')
+            for i in range(10)]
+    path = tmp_path / 'batch.jsonl'
+    path.write_text(''.join(json.dumps(r) + '\n' for r in rows))
+    out = tmp_path / 'o'
+    assert main(['dataset', 'split', str(path), '--stratify', 'level,style', '--out', str(out),
+                 '--dev-writers', 'wa', '--test-writers', 'wb']) == 0
+    dev = [json.loads(line)['id'] for line in (out / 'dev.jsonl').open()]
+    test = [json.loads(line)['id'] for line in (out / 'test.jsonl').open()]
+    assert all(i.startswith('wa') for i in dev if not i.startswith('wc'))
+    assert all(i.startswith(('wb', 'wc')) for i in test)
+    assert sum(i.startswith('wb') for i in test) == 10  # all of the test writer's
+    assert sum(i.startswith('wc') for i in test) == 4   # an unlisted writer: 40 %
+    assert main(['dataset', 'split', str(path), '--out', str(out), '--dev-writers', 'wa',
+                 '--test-writers', 'wa']) == 2
+    assert 'both sides' in capsys.readouterr().err
+
+
+def test_the_shipped_writer_split_keeps_each_new_writer_on_one_side(catalog):
+    sides = {}
+    for name in ('dev', 'test'):
+        for r in map(json.loads, (DATA / 'v2' / f'{name}.jsonl').open()):
+            sides.setdefault(r.get('writer', ''), set()).add(name)
+    assert all(sides[w] == {'dev'} for w in DEV_WRITERS.split(','))
+    assert all(sides[w] == {'test'} for w in TEST_WRITERS.split(','))
+
+
 def test_the_documented_command_rebuilds_the_shipped_v2_split(tmp_path):
     out = tmp_path / 'v2'
     batches = []
@@ -127,6 +160,7 @@ def test_the_documented_command_rebuilds_the_shipped_v2_split(tmp_path):
     args = ['dataset', 'split', str(DATA / 'requests.jsonl'), *batches, '--out', str(out)]
     args += ['--stratify', 'level,style', '--test-fraction', '0.4', '--seed', '20261130']
     args += ['--keep-test', str(DATA / 'test.jsonl'), '--keep-dev', str(DATA / 'dev.jsonl')]
+    args += ['--dev-writers', DEV_WRITERS, '--test-writers', TEST_WRITERS]
     assert main(args) == 0
     for name in ('dev.jsonl', 'test.jsonl', 'requests.jsonl'):
         rebuilt = {r['id']: r for r in map(json.loads, (out / name).open())}
@@ -140,8 +174,9 @@ def test_the_documented_command_rebuilds_the_shipped_v2_split(tmp_path):
     assert CORRECTED.keys() <= set(shipped)
 
 
-def test_the_public_style_probe_is_new_wording_and_a_reporting_split(catalog):
-    """The probe row (docs/EVALUATION.md): valid, unseen texts, refused by the fitting guard."""
+@pytest.mark.parametrize('probe_name', ['test_public_style.jsonl', 'test_outside_style.jsonl'])
+def test_the_probes_are_new_wording_and_reporting_splits(catalog, probe_name):
+    """The probe rows (docs/EVALUATION.md): valid, unseen texts, refused by the fitting guard."""
     from tool_router.evaluation.fitting.guard import (
         normalise_request as key,
         refuse_reporting_data,
@@ -150,7 +185,7 @@ def test_the_public_style_probe_is_new_wording_and_a_reporting_split(catalog):
     from tool_router.common.errors import DatasetError
     from tool_router.routing.policies.lcr import load_scope_phrases
 
-    probe_file = DATA / 'probe' / 'test_public_style.jsonl'
+    probe_file = DATA / 'probe' / probe_name
     probe = load_jsonl(probe_file, catalog)  # annotation checks: levels, tools, duplicates
 
     seen = {key(e.request) for e in load_jsonl(DATA / 'v2' / 'requests.jsonl', catalog)}

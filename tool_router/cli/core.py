@@ -245,6 +245,7 @@ def cmd_dataset(args: argparse.Namespace) -> int:
         stratified_split,
         unsorted_tool_lists,
         write_jsonl,
+        writer_sides,
     )
 
     catalog = load_catalog(load_router_config(args.config).resolved_catalog())
@@ -267,19 +268,27 @@ def cmd_dataset(args: argparse.Namespace) -> int:
     if args.action == 'augment':
         return _augment(args, catalog)
     keys = tuple(k for k in args.stratify.split(',') if k)
-    if keys == ('level',) and len(args.files) == 1 and not (args.keep_test or args.keep_dev):
+    if keys == ('level',) and len(args.files) == 1 and not (
+            args.keep_test or args.keep_dev or args.test_writers or args.dev_writers):
         # The original split (benchmarks/data/dev.jsonl, test.jsonl) reproduces with this.
         dev, test = split(load_jsonl(args.files[0], catalog), args.test_fraction, args.seed)
         every = dev + test
     else:
         keep_test = _ids(args.keep_test)
         keep_dev = _ids(args.keep_dev)
+        test_writers = {w for w in args.test_writers.split(',') if w}
+        dev_writers = {w for w in args.dev_writers.split(',') if w}
+        if test_writers & dev_writers:
+            raise DatasetError('a writer cannot be on both sides: '
+                               + ', '.join(sorted(test_writers & dev_writers)))
         dev, test, every = [], [], []
         for path in args.files:  # each file on its own: a new batch never moves an old line
             examples = load_jsonl(path, catalog)
+            by_writer = writer_sides(examples, test_writers, dev_writers, keep_test, keep_dev)
             try:
                 d, t = stratified_split(
-                    examples, args.test_fraction, args.seed, keys, keep_test, keep_dev
+                    examples, args.test_fraction, args.seed, keys, keep_test | by_writer[1],
+                    keep_dev | by_writer[0]
                 )
             except ValueError as exc:
                 raise DatasetError(str(exc), where=path) from None
@@ -478,6 +487,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar='JSONL',
         help='split: requests whose id is in this file stay in dev (repeatable)',
     )
+    p.add_argument('--test-writers', default='', metavar='W1,W2',
+                   help='split: every request of these writers goes to test (a writer is '
+                        'never on both sides; kept ids still win)')
+    p.add_argument('--dev-writers', default='', metavar='W1,W2',
+                   help='split: every request of these writers goes to dev')
     p.add_argument('--fix', action='store_true',
                    help='check: rewrite unsorted tool lists in sorted order (other lines '
                         'unchanged)')

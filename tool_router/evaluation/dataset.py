@@ -211,6 +211,27 @@ def stratified_split(
     return dev, test
 
 
+def writer_sides(examples: Iterable[Example], test_writers: set[str], dev_writers: set[str],
+                 keep_test: frozenset[str] = frozenset(),
+                 keep_dev: frozenset[str] = frozenset()) -> tuple[frozenset[str], frozenset[str]]:
+    """Ids (to dev, to test) of the requests whose ``writer`` is listed on one side.
+
+    A split by writer measures wording nobody in dev used: all of a test writer's requests go
+    to test, all of a dev writer's to dev. An id already kept on one side stays there.
+    """
+    dev: set[str] = set()
+    test: set[str] = set()
+    for ex in examples:
+        if ex.id in keep_test or ex.id in keep_dev:
+            continue
+        writer = str((ex.model_extra or {}).get('writer') or getattr(ex, 'writer', '') or '')
+        if writer in test_writers:
+            test.add(ex.id)
+        elif writer in dev_writers:
+            dev.add(ex.id)
+    return frozenset(dev), frozenset(test)
+
+
 def coverage(examples: Iterable[Example]) -> dict[str, Any]:
     """Counts per level and per tool (and per tool per level)."""
     examples = list(examples)
