@@ -143,18 +143,19 @@ class HybridParams(BaseModel):
         pattern='^(fitted|always|never)$',
         description='fitted: ask the LLM when the local decision is uncertain (below).',
     )
+    # The fitted gate (config/router.yaml says how; test_defaults.py keeps the two equal).
     gate_confidence: float = Field(
-        0.0, ge=0, le=1, description='Uncertain when Decision.confidence is below.'
+        0.397, ge=0, le=1, description='Uncertain when Decision.confidence is below.'
     )
     gate_margin: float = Field(
-        0.3691,
+        0.8259,
         ge=0,
         le=1,
         description='Uncertain when the normalised margin between the '
         'last kept and first dropped candidate is below.',
     )
     gate_min_tools: int = Field(
-        4, ge=1, le=43, description='Uncertain when the local answer has this many tools.'
+        7, ge=1, le=43, description='Uncertain when the local answer has this many tools.'
     )
     gate_on_abstain: bool = Field(
         False, description='Uncertain when the local policy returned no tool.'
