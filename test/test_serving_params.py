@@ -16,7 +16,8 @@ def test_serving_threads_and_queue_depth_follow_ros_parameters():
         assert node.wait_for('serving /route_request', 180), node.output[-3000:]
         line = next(x for x in node.lines if 'serving /route_request' in x)
         # router.yaml says 16 threads and depth 1000: the executor was built from -p
-        assert '(3 executor threads, queue depth 50)' in line, line
+        assert ('(3 executor threads and 64 for answers waiting for an executor ack, '
+                'queue depth 50)') in line, line
     finally:
         node.stop()
 

@@ -11,7 +11,7 @@ only answers which tools would be picked. With ``execute=true`` the selection is
 published for the executor and the answer is sent when its acknowledgement
 arrives or ``executor_ack_timeout_s`` passes: ``executed=true`` means an
 executor has it on disk; without one the answer is ``success=false``. That wait
-holds no serving thread (:mod:`tool_router.ros.acks`). All names are relative,
+holds no serving slot (:mod:`tool_router.ros.acks`). All names are relative,
 so ``-r __ns:=/uav1`` moves them.
 """
 
@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-import warnings
 from collections import deque
 from typing import Any
 
@@ -38,7 +37,7 @@ from tool_router.common import signing
 from tool_router.common.conditions import condition_notes
 from tool_router.msg import Request, SelectedCapabilities, SelectionAck
 from tool_router.ros.convert import choice_msg, selection_message
-from tool_router.ros.acks import AckBook, Held, Outbox
+from tool_router.ros.acks import AckBook, Outbox
 from tool_router.ros.common import (
     ack_qos,
     declare_from_dict,
@@ -60,32 +59,7 @@ from tool_router.common.stats import percentiles
 RELOAD_PARAMS = reload_fields()
 # Parameters of the node itself (rclpy's and ours), not of the router configuration.
 NODE_PARAMS = {'autostart', 'use_sim_time', 'start_type_description_service'}
-ACK_TICK_S = 0.05  # how often answers parked for an executor ack are checked for timeout
-
-
-_DROPPED = threading.local()  # .why: the middleware's reason the last send on this thread failed
-
-
-def watch_dropped_responses() -> None:
-    """Record rclpy's "failed to send response" warning on the sending thread.
-
-    rclpy only *warns* (once per code location) when the middleware drops a
-    response, e.g. because the client's reply reader is not matched yet. Every such
-    warning is now seen: the sending thread reads it from ``_DROPPED.why``.
-    """
-    previous = warnings.showwarning
-    if getattr(previous, 'tool_router_hook', False):
-        return
-
-    def show(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
-        if 'failed to send response' in str(message):
-            _DROPPED.why = str(message)
-            return
-        previous(message, category, *args, **kwargs)
-
-    show.tool_router_hook = True  # type: ignore[attr-defined]
-    warnings.filterwarnings('always', message='failed to send response', category=RuntimeWarning)
-    warnings.showwarning = show
+ACK_TICK_S = 0.05  # how often selections waiting for an executor's reader are looked at
 
 
 class RouterNode(LifecycleNode):
@@ -123,6 +97,7 @@ class RouterNode(LifecycleNode):
         elif serving.nice:
             self.get_logger().info(f'process priority: nice {serving.nice}')
         self.serving_threads = serving.threads  # main() builds the executor with this many
+        self._ack_waits = serving.ack_waits
         self._queue_depth = serving.queue_depth
         self._admission = Admission(serving)
         self._serve_group = ReentrantCallbackGroup()
@@ -138,15 +113,12 @@ class RouterNode(LifecycleNode):
         self._ack_sub = None
         self._ack_timer = None
         self._ack_group = MutuallyExclusiveCallbackGroup()
-        # The executor calls srv.send_response(response, header) after the callback; an
-        # answer parked for its executor ack is held there and sent by the ack (or timeout).
-        self._send_now = self._srv.send_response
-        self._acks = AckBook(self._send_checked, self._finish_held, serving.queue_depth)
+        self._acks = AckBook(serving.ack_waits)
         self._outbox = Outbox()  # selections waiting for an executor's reader to match
-        self._srv.send_response = self._send_or_hold  # type: ignore[method-assign]
-        self._lost = 0
-        watch_dropped_responses()
-        self.add_on_set_parameters_callback(self._on_set_parameters)
+        # validated (and the new policies built) by on_set, switched to by post_set
+        self._staged: tuple[RouterConfig, Any] | None = None
+        self.add_on_set_parameters_callback(self._validate_parameters)
+        self.add_post_set_parameters_callback(self._apply_parameters)
 
     def _serving_params(self) -> ServingParams:
         """``serving.*`` as the node starts: router.yaml, then a params file or ``-p``.
@@ -242,7 +214,8 @@ class RouterNode(LifecycleNode):
         self._active = True
         self.get_logger().info(
             f"serving {self.resolve_service_name('route_request')} ({self.serving_threads} "
-            f'executor threads, queue depth {self._queue_depth})'
+            f'executor threads and {self._ack_waits} for answers waiting for an executor ack, '
+            f'queue depth {self._queue_depth})'
         )
         return super().on_activate(state)
 
@@ -280,7 +253,11 @@ class RouterNode(LifecycleNode):
             self.router.close()
         self.router = None
 
-    def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
+    def _validate_parameters(self, params: list[Parameter]) -> SetParametersResult:
+        """Validate a change into a new configuration (applied by :meth:`_apply_parameters`)."""
+        if self._staged is not None and self._staged[1] is not None:
+            self._staged[1].close()  # prepared for a change another callback refused
+        self._staged = None
         changed = {p.name: p.value for p in params}
         reload = sorted(n for n in changed if n.split('.')[0] in RELOAD_PARAMS)
         if self._active and reload:
@@ -302,15 +279,23 @@ class RouterNode(LifecycleNode):
             target[leaf] = value
         try:
             new = RouterConfig.model_validate(merged)
+            prepared = self.router.prepare(new) if self.router is not None else None
         except pydantic.ValidationError as exc:
             return SetParametersResult(successful=False, reason=first_error(exc))
-        if self.router is not None:
-            try:  # a new snapshot; requests in flight finish with the old one
-                self.router.reconfigure(new)
-            except Exception as exc:  # noqa: BLE001 - a bad change is refused, never raised
-                return SetParametersResult(successful=False, reason=str(exc))
-        self.config = new
+        except Exception as exc:  # noqa: BLE001 - a bad change is refused, never raised
+            return SetParametersResult(successful=False, reason=str(exc))
+        self._staged = (new, prepared)
         return SetParametersResult(successful=True)
+
+    def _apply_parameters(self, params: list[Parameter]) -> None:
+        """Switch to the configuration :meth:`_validate_parameters` prepared."""
+        staged, self._staged = self._staged, None
+        if staged is None:
+            return
+        new, prepared = staged
+        if self.router is not None and prepared is not None:
+            self.router.commit(prepared)  # requests in flight finish with the old snapshot
+        self.config = new
 
     # -- serving -----------------------------------------------------------
     def _route(
@@ -337,13 +322,17 @@ class RouterNode(LifecycleNode):
             response.latency_ms = (time.perf_counter() - start) * 1000.0
             return response
         try:
-            return self._answer(request, response, start)
+            result = self._answer(request, response, start)
         finally:
-            self._admission.leave(ticket)
+            self._admission.leave(ticket)  # waiting for an ack costs no routing capacity
+        if result is None:
+            return response
+        return self._execute(request, response, result, start)
 
     def _answer(
         self, request: RouteRequest.Request, response: RouteRequest.Response, start: float
-    ) -> RouteRequest.Response:
+    ) -> RouteResult | None:
+        """Route and fill in ``response``; the result when it must still be executed."""
         try:
             # the deadline (hybrid.deadline_ms) counts from the callback's start
             result = self._route(
@@ -355,14 +344,14 @@ class RouterNode(LifecycleNode):
                 self._counts['rejected'] += 1
             response.success = False
             response.message = str(exc)
-            return response
+            return None
         except Exception as exc:  # noqa: BLE001 - never let a request kill the service
             with self._lock:
                 self._counts['errors'] += 1
             self.get_logger().error(f'routing failed: {exc!r}')
             response.success = False
             response.message = f'internal error: {exc}'
-            return response
+            return None
         response.success = True
         conditions = result.decision.conditions if result.decision else {}
         notes = condition_notes(list(result.tools), conditions)
@@ -375,23 +364,38 @@ class RouterNode(LifecycleNode):
         response.fallback_reason = result.fallback_reason
         response.dropped = result.dropped
         response.explanation_json = result.explanation().to_json()
+        response.latency_ms = (time.perf_counter() - start) * 1000.0
+        if request.execute and result.tools:
+            return result
         if not request.execute:
             self._publish(result, execute=False)
-        elif result.tools:
-            timeout = self.config.executor_ack_timeout_s if self.config else 2.0
-            response.latency_ms = (time.perf_counter() - start) * 1000.0
-            # Parked before publishing (an ack cannot come unexpected); answered by the
-            # ack or the timeout, not by this thread, which goes back to serving.
-            if not self._acks.park(result.request_id, response, timeout):
-                response.success = False
-                response.message = f'{BUSY}: {len(self._acks)} answers wait for executor acks'
-                return response
-            try:
-                self._publish(result, execute=True, signed=request)
-            except Exception:
-                self._acks.cancel(result.request_id)  # nothing went out: nothing to wait for
-                raise
+        self._count_answer(response.latency_ms)
+        return None
+
+    def _execute(self, request: RouteRequest.Request, response: RouteRequest.Response,
+                 result: RouteResult, start: float) -> RouteRequest.Response:
+        """Hand the selection to the executor; answer once it acknowledged it (or timed out)."""
+        timeout = self.config.executor_ack_timeout_s if self.config else 2.0
+        waiter = self._acks.park(result.request_id, timeout)  # before publishing: no ack unseen
+        if waiter is None:
+            response.success = False
+            response.message = f'{BUSY}: {len(self._acks)} answers wait for executor acks'
             return response
+        try:
+            self._publish(result, execute=True, signed=request)
+            executed, reason = waiter.wait(unsent=self._outbox.unsent)
+            if not executed and self._outbox.unsent(result.request_id):
+                self.get_logger().warning(
+                    f'selection {result.request_id} not sent: no executor subscribed to '
+                    f'the selection topic within {timeout:g} s')
+        finally:
+            self._acks.release(waiter)
+            self._outbox.forget(result.request_id)
+        response.executed = executed
+        if not executed:
+            response.success = False
+            note = f'routed but not executed: {reason}'
+            response.message = '; '.join(filter(None, [note, response.message]))
         response.latency_ms = (time.perf_counter() - start) * 1000.0
         self._count_answer(response.latency_ms)
         return response
@@ -400,35 +404,6 @@ class RouterNode(LifecycleNode):
         with self._lock:
             self._counts['ok'] += 1
             self._latencies.append(latency_ms)
-
-    def _finish_held(self, held: Held) -> None:
-        """Fill in the executor's outcome of a parked answer just before it is sent."""
-        response = held.response
-        executed, reason = held.outcome or (False, 'no outcome')
-        response.executed = executed
-        if not executed:
-            response.success = False
-            note = f'routed but not executed: {reason}'
-            response.message = '; '.join(filter(None, [note, response.message]))
-        response.latency_ms += held.waited_s() * 1000.0
-        self._count_answer(response.latency_ms)
-
-    def _send_or_hold(self, response: RouteRequest.Response, header: Any) -> None:
-        """The service's send_response: parked answers wait for their ack, others go now."""
-        if not self._acks.attach(response, header):
-            self._send_checked(response, header)
-
-    def _send_checked(self, response: RouteRequest.Response, header: Any) -> None:
-        """Send an answer; a response the middleware dropped is counted and logged."""
-        _DROPPED.why = ''
-        self._send_now(response, header)
-        if _DROPPED.why:
-            with self._lock:
-                self._lost += 1
-            self.get_logger().error(
-                f'answer to request {response.request_id or "(refused)"} not delivered: '
-                f'{_DROPPED.why}'
-            )
 
     def _on_request(self, msg: Request) -> None:
         try:
@@ -462,19 +437,17 @@ class RouterNode(LifecycleNode):
                 self._outbox.put(result.request_id, msg, timeout)
 
     def _tick_selections(self) -> None:
-        """Publish the selections waiting for a matched reader; time out unanswered acks."""
-        pub, dropped = self._selection_pub, []
-        if pub is not None and len(self._outbox):
-            ready, dropped = self._outbox.take(pub.get_subscription_count() > 0)
-            for msg in ready:
-                pub.publish(msg)
-            for request_id in dropped:
-                self.get_logger().warning(
-                    f'selection {request_id} not sent: no executor subscribed to '
-                    f'{pub.topic_name} in time')
-        gone = set(dropped)
-        self._acks.expire(unsent=lambda request_id: request_id in gone or
-                          request_id in self._outbox)
+        """Publish the selections waiting for a matched reader; drop those past their time."""
+        pub = self._selection_pub
+        if pub is None or not len(self._outbox):
+            return
+        ready, dropped = self._outbox.take(pub.get_subscription_count() > 0)
+        for msg in ready:
+            pub.publish(msg)
+        for request_id in dropped:
+            self.get_logger().warning(
+                f'selection {request_id} not sent: no executor subscribed to '
+                f'{pub.topic_name} in time')
 
     def _publish_diagnostics(self) -> None:
         if self._diag_pub is None:
@@ -484,7 +457,6 @@ class RouterNode(LifecycleNode):
         with self._lock:
             lat = list(self._latencies) if self._latencies else None
             values.update({k: str(v) for k, v in self._counts.items()})
-            values['answers_lost'] = str(self._lost)
         values.update({k: str(v) for k, v in self._admission.counters().items()})
         values.update({k: str(v) for k, v in self._acks.counters().items()})
         values['selections_waiting_for_executor'] = str(len(self._outbox))
@@ -516,7 +488,9 @@ class RouterNode(LifecycleNode):
 
 def main(args: list[str] | None = None) -> int:
     """Run the router node until interrupted (``serving.threads``: router.yaml, params, ``-p``)."""
-    return spin(RouterNode, args, threads=lambda node: int(node.serving_threads))
+    # an execute=true answer waits for its ack on an executor thread of its own (ros/acks.py)
+    return spin(RouterNode, args,
+                threads=lambda node: int(node.serving_threads) + int(node._ack_waits))
 
 
 if __name__ == '__main__':

@@ -280,12 +280,11 @@ class Router:
                 gen.policies[name] = spec.build(ctx)
             return gen.policies[name]
 
-    def reconfigure(self, config: BaseRouterConfig) -> None:
-        """Use new policy constants from the next request on; the default policy is built now.
+    def prepare(self, config: BaseRouterConfig) -> '_Generation':
+        """Check and build what :meth:`commit` would switch to (the default policy built now).
 
-        Catalog, model and index stay (their parameters need a new router).
-        Raises :class:`ConfigError` (or the policy's error) and keeps the old
-        configuration when the new one is unusable.
+        Raises :class:`ConfigError` (or the policy's error) when the configuration is
+        unusable; nothing changes either way until :meth:`commit`.
         """
         if type(config).registry is not self.registry:
             raise ConfigError('the new configuration was built for another policy registry')
@@ -296,12 +295,23 @@ class Router:
         except Exception:
             new.close()
             raise
+        return new
+
+    def commit(self, prepared: '_Generation') -> None:
+        """Route with ``prepared`` from the next request on (requests in flight finish as is)."""
         with self._lock:
-            old, self._gen = self._gen, new
+            old, self._gen = self._gen, prepared
             old.retired = True
             idle = old.users == 0
         if idle:
             old.close()
+
+    def reconfigure(self, config: BaseRouterConfig) -> None:
+        """Use new policy constants from the next request on (:meth:`prepare`, :meth:`commit`).
+
+        Catalog, model and index stay (their parameters need a new router).
+        """
+        self.commit(self.prepare(config))
 
     def close(self) -> None:
         """Close the built policies (their HTTP clients); they are built again when used."""

@@ -50,6 +50,11 @@ class ServingParams(BaseModel):
         1000, ge=10, le=100_000,
         description='DDS history depth of the service (requests waiting for a thread).',
     )
+    ack_waits: int = Field(
+        64, ge=1, le=4096,
+        description='execute=true answers waiting for the executor\'s ack at once, each on an '
+        'executor thread of its own beside `threads` (more are answered "busy").',
+    )
     nice: int = Field(
         0, ge=-20, le=19,
         description='Scheduling priority of the router process as it starts (0 = leave it as '
