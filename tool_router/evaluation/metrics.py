@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from itertools import combinations
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -371,7 +371,7 @@ def bootstrap_ci(diffs: Sequence[float], resamples: int = 2000, seed: int = 0,
     return float(lo), float(hi)
 
 
-def paired_diffs(records_by_policy: dict[str, Sequence[RequestRecord]], resamples: int = 2000,
+def paired_diffs(records_by_policy: Mapping[str, Sequence[RequestRecord]], resamples: int = 2000,
                  seed: int = 0) -> list[PairedDiff]:
     """Paired delta = mean(a - b) of per-request composite (mean over repeats), per pair."""
     means = {p: request_means(rs) for p, rs in records_by_policy.items()}

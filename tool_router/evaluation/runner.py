@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Iterable, Protocol, Sequence
 
 from tool_router.common.errors import DatasetError, RequestError, ToolRouterError
-from tool_router.evaluation.bag import BagContents, is_bag, read_bag
+from tool_router.evaluation.bag import BagContents, Selection, is_bag, read_bag
 from tool_router.evaluation.dataset import ALL_LEVELS, Example, load_jsonl
 from tool_router.evaluation.metrics import LLMFlags, RequestRecord, make_record
 from tool_router.common.explanation import Explanation
@@ -226,9 +226,9 @@ def score_recorded(contents: BagContents) -> list[RequestRecord]:
     latency is the time between the request and its selection in the bag.
     What cannot be joined is counted by :func:`session_warnings`.
     """
-    by_id = {}
-    for sel in contents.selections:
-        by_id.setdefault(sel.request_id, sel)
+    by_id: dict[str, Selection] = {}
+    for recorded in contents.selections:
+        by_id.setdefault(recorded.request_id, recorded)
     seen_policies = {s.policy for s in contents.selections if s.policy}
     fallback = seen_policies.pop() if len(seen_policies) == 1 else 'recorded'
     canonical: dict[str, str] = {}

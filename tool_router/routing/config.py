@@ -151,11 +151,11 @@ def config_model(registry: Registry) -> type[BaseRouterConfig]:
         section: (model, Field(default_factory=model, description=_first_line(model.__doc__)))
         for section, model in registry.sections().items()
     }
-    model = create_model(  # type: ignore[call-overload]
+    model = create_model(
         'RouterConfig', __base__=BaseRouterConfig, __module__=__name__, **sections
     )
     model.registry = registry
-    return model  # type: ignore[no-any-return]
+    return model
 
 
 def reload_fields() -> set[str]:

@@ -482,7 +482,7 @@ def _export_transformer(root: Path, target: Path) -> None:
 
     model = AutoModel.from_pretrained(str(root), attn_implementation='eager').eval()
 
-    class Hidden(torch.nn.Module):
+    class Hidden(torch.nn.Module):  # type: ignore[misc]  # torch is read as Any
         def __init__(self) -> None:
             super().__init__()
             self.model = model
@@ -695,7 +695,8 @@ class BatchingEncoder:
         """Unit vectors of ``texts``, computed in a pass shared with concurrent callers."""
         job = _Job(list(texts))
         if not job.texts:
-            return self.inner.encode([])
+            empty: np.ndarray = self.inner.encode([])
+            return empty
         with self._cond:
             self._pending.append(job)
             self._cond.notify_all()

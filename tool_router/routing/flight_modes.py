@@ -49,6 +49,9 @@ _NAME = (
     r'(?<![\w-])(?<!alt )(?<!altitude )'  # not ALT_HOLD / altitude hold (out of scope)
     r'(?P<name>smart[ _]?rtl|pos(?:ition)?[ _]?hold|posctl|loiter|brake|rtl|hold|return'
     r'|land|auto|mission)'
+    # not a parameter of the mode ("set RTL altitude to 50 m", "RTL_SPEED"): out of scope
+    r'(?![ _-]?(?:alt(?:itude)?|speed|height|climb|radius|timeout|delay|distance|'
+    r'param(?:eter)?s?)\b)'
 )
 _SWITCH = (
     r'(?P<verb>\b(?:switch|change|set|put|flip|go|get|drop|enter|engage|select|activate|use|'

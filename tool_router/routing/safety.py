@@ -8,8 +8,9 @@ spans, ``<tag>`` spans); a segment is dropped when, after folding (NFKC,
 zero-width and control characters removed, mixed-script homoglyphs mapped to
 Latin, underscore look-alikes unified), it
 
-* ``identifier``: names a tool identifier: any lower-case ``snake_case`` token,
-  or a catalog name in any case or spelling (``ARM_MOTORS``, ``arm-motors``,
+* ``identifier``: names a tool identifier: any lower-case ``snake_case`` token but an
+  object id (``mission_7``, ``tank_3``, ``gate_a``: a word, an underscore, a number or one
+  letter), or a catalog name in any case or spelling (``ARM_MOTORS``, ``arm-motors``,
   ``ArmMotors``, ``armmotors``, ``arm.motors``), except a spelling that is the
   function's everyday English name (``return-to-home``);
 * ``syntax``: emits JSON or tool-call syntax: a balanced ``{...}`` or ``[...]``
@@ -161,6 +162,9 @@ def segments(text: str) -> list[tuple[str, str]]:
 # A snake_case token; not the stem of a file name ("survey_v3.plan", "flight_log.csv"):
 # an operator names files, and a catalog name as a file stem is still caught by the name check.
 _SNAKE = re.compile(r'\b[a-z][a-z0-9]*_[a-z0-9_]*[a-z0-9]\b(?!\.[a-z0-9]{1,5}\b)')
+# An object id of a site plan or a simulator ("mission_7", "tank_3", "gate_a", "beach_v2"): one
+# word, an underscore, a number or one letter (and digits). A thing, never a tool's identifier.
+_OBJECT_ID = re.compile(r'^[a-z]+_(?:\d+|[a-z]\d*)$')
 _FILE_STEM = re.compile(r'^([a-z][a-z0-9_]*)\.[a-z0-9]{1,5}$')
 _TOKEN = re.compile(r'[A-Za-z][A-Za-z0-9_.\-]*[A-Za-z0-9]')
 # Hyphenated spellings of a catalog name that are the function's everyday English name, as
@@ -325,7 +329,7 @@ class Screen:
         return ', then '.join(orders) + ('.' if folded.rstrip().endswith(';') else '')
 
     def _names_a_tool(self, folded: str) -> bool:
-        if _SNAKE.search(folded):
+        if any(not _OBJECT_ID.match(m.group(0)) for m in _SNAKE.finditer(folded)):
             return True
         for token in _TOKEN.findall(folded):
             if token.lower() in _PLAIN_ENGLISH:

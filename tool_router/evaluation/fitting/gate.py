@@ -113,11 +113,11 @@ def gate_rows(
         if memory is not None else []
     try:
         for ex in progress(examples):
-            if views:
+            if views and extractor is not None:
                 extractor.memory = views[fold[ex.id]]
             decision = local.route(ex.request, bound).capped(bound)
             rows.append((gate_signals(decision), 1.0 - composite(ex.tools, decision.tools)))
     finally:
-        if views:
+        if views and extractor is not None:
             extractor.memory = memory
     return rows

@@ -525,6 +525,11 @@ def collect_exemplars(examples: Sequence[Example], extractor: FeatureExtractor) 
     return builder.build()
 
 
+def _not_in_fold(fold: dict[str, int], k: int) -> Callable[[str], bool]:
+    """Keep an exemplar unless its source request is in writer fold ``k``."""
+    return lambda source: fold[source] != k
+
+
 def fold_memories(
     exemplars: Exemplars, cf: CrossFit, log: Callable[[str], Any] = print
 ) -> list[ExemplarMemory]:
@@ -537,7 +542,7 @@ def fold_memories(
     for k, extractor in enumerate(cf.extractors):
         vectors = embed_texts(exemplars.texts, extractor.encode, stderr_progress)
         out.append(ExemplarMemory(exemplars, vectors, extractor.names,
-                                  keep=lambda source, k=k: cf.fold[source] != k))
+                                  keep=_not_in_fold(cf.fold, k)))
         total = len(exemplars.requests) + len(exemplars.out_of_scope)
         log(f'exemplar memory fold {k}: {out[-1].size} of the {total} requests '
             '(the rest are its writers\' own)')
