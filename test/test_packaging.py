@@ -63,3 +63,11 @@ def test_test_and_lint_dependencies_are_declared():
     pkg = parse_package(ROOT / 'package.xml')
     tests = {d.name for d in pkg.test_depends}
     assert {'python3-pytest', 'launch_testing', 'python3-ruff-pip', 'python3-mypy'} <= tests
+
+
+def test_a_checkout_reads_its_own_config_not_the_installed_copy(monkeypatch):
+    """share_dir() of a source checkout is the checkout (after the layout move it fell
+    through to the installed share, so edited config/ files were not read)."""
+    from tool_router.common.paths import share_dir
+    monkeypatch.delenv('TOOL_ROUTER_SHARE', raising=False)
+    assert share_dir() == ROOT
