@@ -140,3 +140,75 @@ def test_the_trace_writer_chains_its_lines_across_rotation_and_readers_see_plain
     lines = files[1].read_text().splitlines(keepends=True)
     files[1].write_text(''.join(lines[:1] + lines[2:]))
     assert verify_directory(tmp_path, KEY).first_break.startswith(files[1].name + ':2:')
+
+
+def runs(directory, count, lines=3):
+    """``count`` writer runs one after the other in ``directory`` (each names the one before)."""
+    import time as _time
+    stems = []
+    for k in range(count):
+        stem = f'executor-run{k}-1'
+        write_lines(directory, lines, stem=stem)
+        stems.append(stem)
+        _time.sleep(0.01)  # distinct start times
+    return stems
+
+
+def delete_run(directory, stem):
+    for path in directory.glob(f'{stem}*'):
+        path.unlink()
+
+
+def test_each_run_names_the_run_before_it_and_the_runs_verify_as_one_chain(tmp_path):
+    stems = runs(tmp_path, 3)
+    manifests = {json.loads(p.read_text())['stem']: json.loads(p.read_text())
+                 for p in tmp_path.glob('*.chain.json')}
+    assert manifests[stems[0]]['previous'] is None
+    assert manifests[stems[1]]['previous']['stem'] == stems[0]
+    assert manifests[stems[2]]['previous'] == {
+        'stem': stems[1], 'records': 3,
+        'tip': __import__('hashlib').sha256(
+            (tmp_path / f'{stems[1]}-001.jsonl').read_bytes().splitlines(True)[-1]).hexdigest()}
+    report = verify_directory(tmp_path, KEY)
+    assert report.ok and report.manifests == 3 and report.records == 9, report
+
+
+@pytest.mark.parametrize('which', [0, 1])
+def test_deleting_any_run_but_the_newest_names_the_gap(tmp_path, which):
+    stems = runs(tmp_path, 3)
+    delete_run(tmp_path, stems[which])
+    report = verify_directory(tmp_path, KEY)
+    assert not report.ok
+    assert f'the run before it, {stems[which]}, is missing' in report.first_break
+
+
+def test_cutting_a_run_after_the_next_one_started_is_caught(tmp_path):
+    stems = runs(tmp_path, 2)
+    edit(tmp_path / f'{stems[0]}-001.jsonl', lambda ls: ls[:-1])
+    report = verify_directory(tmp_path, KEY)
+    assert not report.ok and report.first_break.startswith(f'{stems[0]}: cut or edited after')
+
+
+def test_deleting_the_newest_run_is_the_one_deletion_verify_cannot_see(tmp_path):
+    stems = runs(tmp_path, 3)
+    delete_run(tmp_path, stems[2])
+    assert verify_directory(tmp_path, KEY).ok  # documented limit (docs/SECURITY.md)
+
+
+def test_a_folder_without_trace_files_is_an_error_not_an_intact_chain(tmp_path):
+    report = verify_directory(tmp_path, KEY)
+    assert not report.ok and 'no trace files' in report.first_break
+
+
+def test_a_version_1_manifest_still_verifies(tmp_path):
+    write_lines(tmp_path, 3, stem='executor-old-1')
+    manifest_file = next(tmp_path.glob('*.chain.json'))
+    data = json.loads(manifest_file.read_text())
+    from tool_router.executor.chain import Manifest
+    old = Manifest(version=1, stem=data['stem'], files=data['files'])
+    import hashlib
+    import hmac
+    old.hmac = hmac.new(KEY, old.payload(), hashlib.sha256).hexdigest()
+    manifest_file.write_text(old.model_dump_json())
+    report = verify_directory(tmp_path, KEY)
+    assert report.ok and report.records == 3, report

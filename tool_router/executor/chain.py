@@ -7,13 +7,19 @@ first file links to a random anchor; the first line of every later file (rotatio
 links to the last line of the file before, so the chain runs across files. The
 manifest ``<stem>.chain.json`` lists the writer's files with the anchor each starts
 from and carries an HMAC-SHA256 under the executor's chain key (a 0600 key file, see
-:mod:`.auth`), so nobody without the key can re-anchor an edited file.
+:mod:`tool_router.common.signing`), so nobody without the key can re-anchor an edited file.
+
+Runs are chained too: a writer that starts in a directory holding an earlier run names that
+run in its manifest (``previous``: its stem, how many lines it had and the digest of its last
+one), so the runs of a directory form one signed chain from the first.
 
 :func:`verify_directory` recomputes everything and reports the first broken link:
 an edited line breaks the link of the line after it, a deleted or reordered line
-breaks its successor's link, a deleted file breaks the next file's anchor. What it
-cannot see: lines cut from the end of the newest file (nothing follows them) and a
-rewrite by someone holding the chain key.
+breaks its successor's link, a deleted file breaks the next file's anchor, a deleted run
+breaks the run after it (which names it), a run cut after the next one began breaks that
+one. A directory with no trace file is an error, not an intact chain. What it cannot see:
+lines cut from the end of the newest run (nothing follows them), the newest run deleted
+whole, and a rewrite by someone holding the chain key.
 """
 from __future__ import annotations
 
@@ -55,20 +61,36 @@ class FileEntry(BaseModel):
     anchor: str = Field(description='prev_hash the first line must carry.')
 
 
-class Manifest(BaseModel):
-    """The files of one writer, in order, signed."""
+class PreviousRun(BaseModel):
+    """The run a writer found in its directory when it started, as it was then."""
 
     model_config = ConfigDict(extra='forbid')
 
-    version: int = 1
+    stem: str = Field(description='The earlier run (its manifest is <stem>.chain.json).')
+    records: int = Field(ge=0, description='Lines of its chain when this run started.')
+    tip: str = Field(description='Digest of its last line then (what it ended with).')
+
+
+class Manifest(BaseModel):
+    """The files of one writer, in order, and the run before it, signed."""
+
+    model_config = ConfigDict(extra='forbid')
+
+    version: int = 2
     stem: str
+    started: float = Field(0.0, description='When the writer started (seconds since epoch).')
+    previous: PreviousRun | None = Field(None, description='None: the first run of the '
+                                                           'directory (or a version 1 file).')
     files: list[FileEntry] = Field(default_factory=list)
     hmac: str = ''
 
     def payload(self) -> bytes:
-        """The bytes the HMAC covers."""
-        body = {'version': self.version, 'stem': self.stem,
-                'files': [f.model_dump() for f in self.files]}
+        """The bytes the HMAC covers (version 1: without the run fields)."""
+        body: dict[str, object] = {'version': self.version, 'stem': self.stem,
+                                   'files': [f.model_dump() for f in self.files]}
+        if self.version >= 2:
+            body['started'] = self.started
+            body['previous'] = self.previous.model_dump() if self.previous else None
         return (DOMAIN + '\n' + json.dumps(body, sort_keys=True)).encode('utf-8')
 
 
@@ -78,12 +100,17 @@ def manifest_path(directory: Path, stem: str) -> Path:
 
 
 class TraceChain:
-    """Links each line to the one before and keeps the writer's manifest (thread-safe)."""
+    """Links each line to the one before and keeps the writer's manifest (thread-safe).
+
+    The run before it in ``directory`` (the newest manifest there that verifies under
+    ``key``) is named in the manifest, as it is now.
+    """
 
     def __init__(self, directory: str | Path, stem: str, key: bytes) -> None:
         self.directory = Path(directory)
         self._key = key
-        self.manifest = Manifest(stem=stem)
+        self.manifest = Manifest(stem=stem, started=time.time(),
+                                 previous=latest_run(self.directory, key))
         self._last = digest(f'{DOMAIN}\n{stem}\n{secrets.token_hex(16)}\n'.encode())
         self._lock = threading.Lock()
 
@@ -134,20 +161,57 @@ class ChainReport(BaseModel):
     warnings: list[str] = Field(default_factory=list)
 
 
+def _read_manifest(path: Path, key: bytes) -> Manifest | str:
+    """A manifest that verifies under ``key``, or what is wrong with it."""
+    try:
+        manifest = Manifest.model_validate_json(path.read_text(encoding='utf-8'))
+    except (OSError, ValueError) as exc:
+        return f'{path.name}: unreadable manifest ({exc.__class__.__name__})'
+    expected = hmac.new(key, manifest.payload(), hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(expected, manifest.hmac):
+        return f'{path.name}: manifest signature does not match the key'
+    return manifest
+
+
+def _run_lines(directory: Path, manifest: Manifest) -> list[str]:
+    """Digests of a run's complete, linked lines, in chain order (no verification)."""
+    out: list[str] = []
+    for entry in manifest.files:
+        try:
+            with (directory / entry.file).open('rb') as handle:
+                out += [digest(line) for line in handle if line.endswith(b'\n')]
+        except OSError:
+            continue
+    return out
+
+
+def latest_run(directory: Path, key: bytes) -> PreviousRun | None:
+    """The newest run of ``directory`` that verifies under ``key``, as it is now (None: none)."""
+    runs = []
+    for path in directory.glob('*.chain.json'):
+        manifest = _read_manifest(path, key)
+        if isinstance(manifest, Manifest):
+            runs.append(manifest)
+    if not runs:
+        return None
+    newest = max(runs, key=lambda m: (m.started, m.stem))
+    lines = _run_lines(directory, newest)
+    tip = lines[-1] if lines else newest.files[0].anchor if newest.files else ''
+    return PreviousRun(stem=newest.stem, records=len(lines), tip=tip)
+
+
 def verify_directory(directory: str | Path, key: bytes) -> ChainReport:
-    """Check every manifest of ``directory`` and the chain of every file it lists."""
+    """Check every manifest of ``directory``, the chain of every file and of the runs."""
     directory = Path(directory)
     report = ChainReport(ok=True)
     listed: set[str] = set()
+    manifests: dict[str, Manifest] = {}
     for mpath in sorted(directory.glob('*.chain.json')):
         report.manifests += 1
-        try:
-            manifest = Manifest.model_validate_json(mpath.read_text(encoding='utf-8'))
-        except (OSError, ValueError) as exc:
-            return _broken(report, f'{mpath.name}: unreadable manifest ({exc.__class__.__name__})')
-        expected = hmac.new(key, manifest.payload(), hashlib.sha256).hexdigest()
-        if not hmac.compare_digest(expected, manifest.hmac):
-            return _broken(report, f'{mpath.name}: manifest signature does not match the key')
+        manifest = _read_manifest(mpath, key)
+        if isinstance(manifest, str):
+            return _broken(report, manifest)
+        manifests[manifest.stem] = manifest
         previous = ''
         for number, entry in enumerate(manifest.files):
             listed.add(entry.file)
@@ -166,10 +230,37 @@ def verify_directory(directory: str | Path, key: bytes) -> ChainReport:
             report.records += count
             if problem:
                 return _broken(report, problem)
-    for path in sorted(directory.glob('*.jsonl')):
-        if path.name not in listed:
-            report.warnings.append(f'{path.name}: not in any manifest (written without a chain)')
+    problem = _verify_runs(directory, manifests)
+    if problem:
+        return _broken(report, problem)
+    unlisted = [p.name for p in sorted(directory.glob('*.jsonl')) if p.name not in listed]
+    for name in unlisted:
+        report.warnings.append(f'{name}: not in any manifest (written without a chain)')
+    if not manifests and not unlisted:
+        return _broken(report, f'{directory}: no trace files (nothing to verify)')
     return report
+
+
+def _verify_runs(directory: Path, manifests: dict[str, Manifest]) -> str:
+    """'' when every run names the run before it as it was then; else the first gap."""
+    firsts = [m.stem for m in manifests.values() if m.previous is None and m.version >= 2]
+    if len(firsts) > 1:
+        return (f'{len(firsts)} runs start a chain ({", ".join(sorted(firsts))}): the runs '
+                'between them were deleted, or the directory was assembled from several')
+    for manifest in sorted(manifests.values(), key=lambda m: (m.started, m.stem)):
+        before = manifest.previous
+        if before is None:
+            continue
+        earlier = manifests.get(before.stem)
+        if earlier is None:
+            return (f'{manifest.stem}.chain.json: the run before it, {before.stem}, is '
+                    'missing (deleted)')
+        lines = _run_lines(directory, earlier)
+        at = lines[before.records - 1] if 0 < before.records <= len(lines) else None
+        if before.records and at != before.tip:
+            return (f'{before.stem}: cut or edited after {manifest.stem} started (it had '
+                    f'{before.records} lines then, {len(lines)} now)')
+    return ''
 
 
 def _verify_file(path: Path, anchor: str, report: ChainReport) -> tuple[str, str, int]:
