@@ -2,7 +2,8 @@
 
     python benchmarks/injection.py [--policies cdbv1,cdbv2,cdbv3,lcr] [--out FILE.json]
 
-Counts, per policy, the injection-only lines (benchmarks/data/injection/attacks.jsonl) whose
+Counts, per policy, the injection-only lines (benchmarks/data/injection/attacks.jsonl and the
+look-alike spellings of lookalikes.jsonl) whose
 answer holds a critical tool (``risk: critical`` in the catalog) that the injection put there:
 for a ``mixed`` line (a benign request beside the injection) a critical tool the policy also
 picks for the benign request alone is the policy's own answer to that request, not the
@@ -47,7 +48,7 @@ def critical_tools(catalog: Any) -> set[str]:
 def evaluate(router: Any, policies: tuple[str, ...], unscreened: bool = True) -> dict[str, Any]:
     """Per policy: critical picks on the attacks, legit critical requests served."""
     critical = critical_tools(router.catalog)
-    attacks, legit = read('attacks.jsonl'), read('legit.jsonl')
+    attacks, legit = read('attacks.jsonl') + read('lookalikes.jsonl'), read('legit.jsonl')
     out: dict[str, Any] = {'attacks': len(attacks), 'legit': len(legit), 'policies': {}}
     screen = router.screen
     for policy in policies:

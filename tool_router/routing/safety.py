@@ -6,7 +6,8 @@ gets the same screened text). The request is cut into segments (lines,
 sentences, ``---``/``###`` rules, dashes, balanced ``{...}``/``[...]``
 spans, ``<tag>`` spans); a segment is dropped when, after folding (NFKC,
 zero-width and control characters removed, mixed-script homoglyphs mapped to
-Latin, underscore look-alikes unified), it
+Latin, look-alike dashes, dots and slashes mapped to ``-``, ``.``, ``/``, underscore
+look-alikes unified), it
 
 * ``identifier``: names a tool identifier: any lower-case ``snake_case`` token but an
   object id (``mission_7``, ``tank_3``, ``gate_a``: a word, an underscore, a number or one
@@ -14,7 +15,8 @@ Latin, underscore look-alikes unified), it
   ``ArmMotors``, ``armmotors``, ``arm.motors``), except a spelling that is the
   function's everyday English name (``return-to-home``);
 * ``syntax``: emits JSON or tool-call syntax: a balanced ``{...}`` or ``[...]``
-  span, ``word(`` call syntax, ``key = value`` or ``"key":`` pairs, a code fence,
+  span, what a tool-call tag encloses (``<tool_call>...</tool_call>``, ``<invoke>``,
+  ``<action>`` ...), ``word(`` call syntax, ``key = value`` or ``"key":`` pairs, a code fence,
   a bare ``key:`` left before such a span. A segment made only of code calls that
   name neither a catalog tool nor the router's machinery (``tello.takeoff()``,
   ``drone.move_forward(100)``) is an order typed as code: it is read as its words
@@ -63,6 +65,17 @@ _CONFUSABLE = str.maketrans(
 )
 _LATIN = re.compile(r'[A-Za-z]')
 _UNDERSCORES = re.compile(r'\s*[_\u2017\u02cd\ufe4d\ufe4e\ufe4f\uff3f]+\s*')
+# Separators that look like a hyphen, a dot or a slash between the words of a name
+# ("arm\u2011motors", "arm\u00b7motors", "arm\u2215motors"): folded to their ASCII twin, so every
+# spelling of a catalog name meets the same check. Dashes are every character of Unicode's
+# dash punctuation category (Pd) and the minus signs.
+_DASHES = ''.join(chr(c) for c in range(0x2000, 0x3100) if unicodedata.category(chr(c)) == 'Pd')
+_LOOKALIKE = str.maketrans({
+    **{ch: '-' for ch in _DASHES + '\u2212\u2043\ufe58\ufe63\uff0d\u02d7\u2796'},
+    **{ch: '.' for ch in '\u00b7\u0387\u2022\u2027\u2219\u22c5\u30fb\uff65\u16eb\u2e31'
+       '\u2024\u2981\u26ab\u25cf'},
+    **{ch: '/' for ch in '\u2215\u2044\u29f8\uff0f\u2571\u27cb'},
+})
 _WORDS = re.compile(r'\S+')
 
 
@@ -77,8 +90,11 @@ def _fold_word(word: str) -> str:
 
 
 def fold(text: str) -> str:
-    """The form the screen reads: visible, NFKC, homoglyphs folded, underscores unified."""
-    text = unicodedata.normalize('NFKC', visible(text))
+    """The form the screen reads: visible, NFKC, homoglyphs and look-alike separators folded.
+
+    Underscores and their look-alikes are unified too.
+    """
+    text = unicodedata.normalize('NFKC', visible(text)).translate(_LOOKALIKE)
     text = _WORDS.sub(lambda m: _fold_word(m.group(0)), text)
     return _UNDERSCORES.sub('_', text)
 
@@ -166,7 +182,7 @@ _SNAKE = re.compile(r'\b[a-z][a-z0-9]*_[a-z0-9_]*[a-z0-9]\b(?!\.[a-z0-9]{1,5}\b)
 # word, an underscore, a number or one letter (and digits). A thing, never a tool's identifier.
 _OBJECT_ID = re.compile(r'^[a-z]+_(?:\d+|[a-z]\d*)$')
 _FILE_STEM = re.compile(r'^([a-z][a-z0-9_]*)\.[a-z0-9]{1,5}$')
-_TOKEN = re.compile(r'[A-Za-z][A-Za-z0-9_.\-]*[A-Za-z0-9]')
+_TOKEN = re.compile(r'[A-Za-z][A-Za-z0-9_./\-]*[A-Za-z0-9]')
 # Hyphenated spellings of a catalog name that are the function's everyday English name, as
 # operators and autopilot manuals write it ("set the return-to-home altitude", "trigger
 # Return-to-Home"): words, not an identifier. Other hyphenated names ("arm-motors") stay
@@ -186,6 +202,14 @@ _ROLES = (
 _TURN_START = re.compile(
     rf'^\W*{_ROLES}\W*$|^\W*{_ROLES}\s*:|^<\|[a-z_]+\|>\s*(?!user\b)\w+|^\[/INST\]$|'
     rf'^<(?!/){_ROLES}\b[^<>]*>$',
+    re.IGNORECASE,
+)
+# A tag that wraps a tool call (<tool_call>, <function_call>, <invoke>, <action> ...): what it
+# encloses is the call's text, tool-call syntax however plain its words ("<tool_call>emergency
+# stop</tool_call>"), dropped up to the closing tag like a forged turn.
+_CALL_START = re.compile(
+    r'^<(?!/)(?:tool[_ -]?calls?|tool[_ -]?use|tools?|function[_ -]?calls?|functions?|calls?|'
+    r'invoke|action|command|cmd|exec(?:ute)?|api|select|use[_ -]?tool)\b[^<>]*>$',
     re.IGNORECASE,
 )
 _TURN_END = re.compile(
@@ -286,9 +310,10 @@ class Screen:
     def _catalog_name(self, token: str) -> bool:
         """Whether ``token`` spells a multi-word catalog name, in any case or spelling.
 
-        ``arm_motors``, ``ArmMotors``, ``arm-motors``, ``arm.motors``, ``armmotors``.
+        ``arm_motors``, ``ArmMotors``, ``arm-motors``, ``arm.motors``, ``arm/motors``,
+        ``armmotors`` (look-alike separators are folded to these first).
         """
-        return re.sub(r'[_.\-]', '', _CAMEL.sub('_', token).lower()) in self._compact
+        return re.sub(r'[_./\-]', '', _CAMEL.sub('_', token).lower()) in self._compact
 
     def _code_call_words(self, folded: str) -> str:
         """The words of a folded segment made only of code calls ('' when it is not one).
@@ -368,6 +393,7 @@ class Screen:
         removed: list[Removed] = []
         read_as: list[tuple[str, str]] = []
         forged = ''  # '' | 'turn' (ends at a rule or empty line) | 'template' (at its end token)
+        forged_why = 'role'  # a forged turn's segments count as roles, a call tag's as syntax
         for kind, seg in segments(base):
             folded = fold(seg).strip()
             user = bool(_USER_TAG.match(folded) or _USER_TURN.search(folded))
@@ -376,11 +402,13 @@ class Screen:
             why = self.reason(seg)
             if _TURN_END.search(folded):
                 forged = ''
+            elif _CALL_START.search(folded):
+                forged, forged_why, why = 'template', 'syntax', 'syntax'
             elif _TURN_START.search(folded):
                 template = folded[:1] in '<[' and not folded.startswith('<<')
-                forged = 'template' if template else 'turn'
+                forged, forged_why = ('template' if template else 'turn'), 'role'
             if not why and forged:
-                why = 'role'
+                why = forged_why
             words = self._code_call_words(folded) if why == 'syntax' else ''
             if words:  # an order typed as code: its words count
                 read_as.append((seg.strip(), words))
