@@ -296,3 +296,49 @@ def test_a_copied_signature_with_other_tools_is_refused_and_the_routers_selectio
         (rid, 'bad_router_signature', ['speaker_broadcast'])] * 2
     assert final['requested_by'] == 'alice'
     assert [t['tool'] for t in final['tools']] == ['spotlight']
+
+
+def test_a_captured_selection_replayed_after_a_restart_is_refused(tmp_path):
+    """The nonce store outlives the executor: one signed 'take a photo' gives one photo, also
+    when a capture of its selection is published again after the executor restarted (inside
+    the signature's freshness window)."""
+    from tool_router.common import signing
+    from tool_router.executor import auth
+    from tool_router.ros.convert import plain_selection
+    traces = tmp_path / 'traces'
+    operators = make_operators(tmp_path / 'operators.yaml', pilots=('alice',), others=())
+    args = ('-p', f'trace_dir:={traces}', '-p', 'selection_topic:=/replay/selected',
+            '-p', 'ack_topic:=/replay/acks', '-p', 'trace_topic:=/replay/traces',
+            '-p', 'bindings.rgb_camera:=dry_run', '-p', f'operators_file:={operators}',
+            '-p', f'trace_chain_key_file:={tmp_path / "chain.key"}')
+    rid, text = f'replay-{uuid.uuid4().hex[:8]}', 'take a photo'
+    key, key_id = auth.signing_key(operators, 'alice')
+    signed = signing.sign_request(key, key_id, rid, text)
+    captured = plain_selection(rid, text, ['rgb_camera'], policy='lcr', score=0.9)
+    captured.key_id, captured.timestamp = signed.key_id, signed.timestamp
+    captured.nonce, captured.signature = signed.nonce, signed.signature
+    captured.router_signature = _router_signature(captured)
+    peer = RosPeer()
+    try:
+        for run in range(2):
+            executor = start('tool_router.ros.executor_node', *args, ready='executor ready')
+            try:
+                pub = peer.publisher('/replay/selected')
+                # this writer must have matched the new executor's reader (a volatile topic)
+                assert wait_until(lambda: pub.get_subscription_count() == 1, 60)
+                pub.publish(captured)
+                if run == 0:
+                    assert _final(traces, rid)['tools'][0]['outcome'] == 'dry_run'
+                else:
+                    assert wait_until(lambda: any(
+                        r.get('record') == 'security' for r in read_records(traces)), 30), \
+                        executor.output
+            finally:
+                assert executor.stop() == 0
+    finally:
+        peer.close()
+    records = read_records(traces)
+    finals = [r for r in records if r.get('record') in (None, 'request')]
+    assert [r['request_id'] for r in finals] == [rid]  # one photo
+    refused = [r for r in records if r.get('record') == 'security']
+    assert [(r['request_id'], r['reason']) for r in refused] == [(rid, 'replayed_nonce')]

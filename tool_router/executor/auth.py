@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from tool_router.common.errors import ConfigError
 from tool_router.common.paths import ros_home
+from tool_router.executor.nonces import NonceStore
 from tool_router.common.signing import (confirmation_payload, execute_payload,
                                         read_key, sign, write_key)
 
@@ -245,25 +246,28 @@ class ConfirmationVerifier:
 
     def __init__(self, operators: OperatorsFile, keys: dict[str, bytes],
                  risk_of: Callable[[str], str], max_age_s: float = 30.0,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 nonces: NonceStore | None = None) -> None:
         self._ops = {op.key_id: op for op in operators.operators}
         self._roles = operators.roles
         self._keys = keys
         self._risk_of = risk_of
         self.max_age_s = max_age_s
         self._clock = clock
-        self._nonces: dict[str, float] = {}
-        self._longest_window = max_age_s  # nonces are kept twice the longest window in use
+        # used nonces, kept twice the longest freshness window in use (on disk when a file
+        # is given: a restart forgets none, executor/nonces.py)
+        self.nonces = nonces if nonces is not None else NonceStore(None, 2 * max_age_s, clock)
         self._lock = threading.Lock()
 
     @classmethod
     def from_file(cls, path: Path, risk_of: Callable[[str], str], max_age_s: float = 30.0,
-                  clock: Callable[[], float] = time.time) -> 'ConfirmationVerifier':
+                  clock: Callable[[], float] = time.time,
+                  nonces: NonceStore | None = None) -> 'ConfirmationVerifier':
         """Load the operators file and every active key (ConfigError on a bad key file)."""
         data = load_operators_file(path) if path.exists() else OperatorsFile()
         keys = {op.key_id: read_key(key_path(path, op)) for op in data.operators
                 if not op.revoked}
-        return cls(data, keys, risk_of, max_age_s, clock)
+        return cls(data, keys, risk_of, max_age_s, clock, nonces)
 
     @property
     def active_operators(self) -> list[Operator]:
@@ -320,13 +324,9 @@ class ConfirmationVerifier:
             return Verdict(ok=False, reason='stale', detail=f'signed {age:.1f} s ago, window '
                                                             f'{window:g} s')
         with self._lock:
-            self._longest_window = max(self._longest_window, window)
-            keep = 2 * self._longest_window
-            for old in [n for n, t in self._nonces.items() if now - t > keep]:
-                del self._nonces[old]
-            if nonce in self._nonces:
+            self.nonces.keep_s = max(self.nonces.keep_s, 2 * window)
+            if not self.nonces.take(nonce):
                 return Verdict(ok=False, reason='replayed_nonce', detail='nonce used before')
-            self._nonces[nonce] = now
         allowed = set(self._roles.get(op.role, []))
         refused = [t for t in tools if self._risk_of(t) not in allowed]
         if refused:

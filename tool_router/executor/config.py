@@ -116,6 +116,8 @@ class ExecutorConfig(BaseModel):
     trace_chain_key_file: str = Field('', description="HMAC key of the trace manifests (0600, "
                                       "created if missing); '' = $ROS_HOME/tool_router/keys/"
                                       'trace-chain.key.')
+    nonce_file: str = Field('', description="Used nonces, kept across restarts (a signature is "
+                            "taken once, ever); '' = executor.nonces in trace_dir.")
     redact: RedactConfig = Field(default_factory=RedactConfig)
     mavlink: MavlinkConfig = Field(default_factory=MavlinkConfig,
                                    description='The MAVLink link, opened only when a binding is '
@@ -171,6 +173,15 @@ class ExecutorConfig(BaseModel):
     def resolved_trace_dir(self) -> Path:
         """The trace directory ($ROS_HOME/tool_router/traces by default)."""
         return Path(self.trace_dir) if self.trace_dir else ros_home() / 'tool_router' / 'traces'
+
+    def resolved_nonce_file(self) -> Path:
+        """The used-nonce file (``executor.nonces`` in the trace directory by default)."""
+        return Path(self.nonce_file) if self.nonce_file else \
+            self.resolved_trace_dir() / 'executor.nonces'
+
+    def nonce_window_s(self) -> float:
+        """How long a nonce is kept: twice the longest freshness window."""
+        return 2 * max(self.confirm_max_age_s, self.execute_max_age_s)
 
 
 def load_executor_config(path: str | Path | None = None) -> ExecutorConfig:

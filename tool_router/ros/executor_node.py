@@ -44,6 +44,7 @@ from tool_router.executor.confirmations import ConfirmationBook
 from tool_router.executor.desk import CancelCall, ConfirmCall, Desk
 from tool_router.executor.dispatch import Binding, BindingKind, DispatchResult, Mode, setbool_value
 from tool_router.executor.intake import Ack, Intake, IntakeRules, Signatures
+from tool_router.executor.nonces import NonceStore
 from tool_router.executor.permissions import PermissionPolicy, load_permissions
 from tool_router.executor.pipeline import ConfirmRequest, ExecutionPipeline, Selection
 from tool_router.executor.sampling import BindingSampler, Sampler, TextSampler
@@ -221,7 +222,8 @@ class ExecutorNode(Node):
         rules = load_permissions(c.resolved_permissions(), catalog)
         risks = {t.name: t.risk.value for t in catalog.tools}
         self.verifier = ConfirmationVerifier.from_file(
-            c.resolved_operators(), lambda tool: risks.get(tool, 'critical'), c.confirm_max_age_s)
+            c.resolved_operators(), lambda tool: risks.get(tool, 'critical'), c.confirm_max_age_s,
+            nonces=NonceStore(c.resolved_nonce_file(), c.nonce_window_s(), fsync=c.trace_fsync))
         chain_key = load_or_create_chain_key(c.resolved_chain_key()) if c.trace_chain else None
         writer = TraceWriter(c.resolved_trace_dir(), c.trace_max_bytes, fsync=c.trace_fsync,
                              chain_key=chain_key)
