@@ -43,20 +43,40 @@ def verifier(path, clock):
 
 def test_canonical_bytes_are_the_documented_length_prefixed_fields():
     payload = signing.execute_payload('r-42', 'take off\nto 20 m', True, 1800000000.5,
-                                   'nonce-0123456789abcd', 'k-alice-3f9a1c')
-    assert payload == (b'tool_router/execute/v1\n'
+                                      'nonce-0123456789abcd', 'k-alice-3f9a1c', 'lcr', 3)
+    assert payload == (b'tool_router/execute/v2\n'
                        b'4:r-42\n'
                        b'16:take off\nto 20 m\n'
                        b'7:execute\n'
                        b'17:1800000000.500000\n'
                        b'20:nonce-0123456789abcd\n'
-                       b'14:k-alice-3f9a1c\n')
+                       b'14:k-alice-3f9a1c\n'
+                       b'3:lcr\n'
+                       b'1:3\n')
+    # the defaults: the router's policy and bound
+    assert signing.execute_payload('r', 't', True, 0.0, 'n', 'k').endswith(b'\n0:\n1:0\n')
     # lengths count UTF-8 bytes, not characters
     assert b'\n5:h\xc3\xb6he\n' in signing.execute_payload('r', 'h\u00f6he', True, 0.0, 'n', 'k')
     # the flag is part of it, and it differs from a confirmation's domain
     assert b'\n5:route\n' in signing.execute_payload('r', 't', False, 0.0, 'n', 'k')
     assert signing.execute_payload('r', 't', True, 0.0, 'n', 'k') != \
         signing.confirmation_payload('r', 't', True, 0.0, 'n', 'k')
+
+
+def test_the_policy_and_the_tool_bound_asked_for_are_signed(ops, tmp_path):
+    """Changed in flight, a signed request's policy or max_tools no longer verify."""
+    path, alice, *_ = ops
+    clock = Clock()
+    key = key_of(path, alice)
+    s = signing.sign_request(key, alice.key_id, 'r9', 'take a photo', clock=clock, policy='lcr',
+                             max_tools=2)
+    v = verifier(path, clock)
+    for policy, bound in (('cdbv1', 2), ('lcr', 8), ('', 0)):
+        verdict = v.verify_request('r9', 'take a photo', s.timestamp, s.nonce, s.key_id,
+                                   s.signature, ['battery_status'], policy=policy, max_tools=bound)
+        assert not verdict.ok and verdict.reason == 'bad_signature', (policy, bound)
+    assert v.verify_request('r9', 'take a photo', s.timestamp, s.nonce, s.key_id, s.signature,
+                            ['battery_status'], policy='lcr', max_tools=2).ok
 
 
 def test_a_newline_cannot_move_bytes_between_fields():

@@ -137,7 +137,9 @@ def _requester_signature(args: argparse.Namespace) -> tuple[str, Any]:
     operator = args.operator or getpass.getuser()
     key, key_id = auth.signing_key(path, operator, args.key_id, args.key)
     request_id = uuid.uuid4().hex[:16]
-    return request_id, signing.sign_request(key, key_id, request_id, args.text)
+    return request_id, signing.sign_request(key, key_id, request_id, args.text,
+                                            policy=args.policy or '',
+                                            max_tools=max(0, args.max_tools))
 
 
 def namespace_prefix(namespace: str) -> str:

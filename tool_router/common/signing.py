@@ -29,7 +29,7 @@ from tool_router.common.errors import ConfigError
 from tool_router.common.paths import ros_home
 
 SIGNATURE_DOMAIN = 'tool_router/confirm/v1'
-EXECUTE_DOMAIN = 'tool_router/execute/v1'
+EXECUTE_DOMAIN = 'tool_router/execute/v2'
 SELECT_DOMAIN = 'tool_router/select/v1'
 KEY_BYTES = 32
 
@@ -92,18 +92,22 @@ def sign(key: bytes, payload: bytes) -> str:
 
 
 def execute_payload(request_id: str, request_text: str, execute: bool, timestamp: float,
-                    nonce: str, key_id: str) -> bytes:
+                    nonce: str, key_id: str, policy: str = '', max_tools: int = 0) -> bytes:
     """The exact bytes a requester signature covers (docs/SECURITY.md).
 
-    The line ``tool_router/execute/v1``, then each field as
+    The line ``tool_router/execute/v2``, then each field as
     ``<length in UTF-8 bytes>:<UTF-8 bytes>`` followed by a newline, in this order:
     request id, request text, ``execute`` or ``route``, timestamp (6 decimals),
-    nonce, key id. The length prefix makes the split unambiguous, so a newline in
-    the request text (or id) cannot move bytes from one field to another.
+    nonce, key id, the policy asked for ('' = the router's default), the tool bound
+    asked for (decimal; 0 = the router's). The length prefix makes the split
+    unambiguous, so a newline in the request text (or id) cannot move bytes from one
+    field to another. Version 1 had no policy and no bound: one could change them in
+    flight; its signatures no longer verify.
     """
     return _length_prefixed(EXECUTE_DOMAIN, [request_id, request_text,
                                              'execute' if execute else 'route',
-                                             f'{timestamp:.6f}', nonce, key_id])
+                                             f'{timestamp:.6f}', nonce, key_id, policy,
+                                             str(int(max_tools))])
 
 
 class RequesterSignature(BaseModel):
@@ -124,10 +128,12 @@ def fresh_stamp(clock: Callable[[], float] = time.time) -> tuple[float, str]:
 
 def sign_request(key: bytes, key_id: str, request_id: str, request_text: str,
                  execute: bool = True,
-                 clock: Callable[[], float] = time.time) -> RequesterSignature:
+                 clock: Callable[[], float] = time.time, policy: str = '',
+                 max_tools: int = 0) -> RequesterSignature:
     """A fresh requester signature over one request (new nonce, current time)."""
     stamp, nonce = fresh_stamp(clock)
-    payload = execute_payload(request_id, request_text, execute, stamp, nonce, key_id)
+    payload = execute_payload(request_id, request_text, execute, stamp, nonce, key_id, policy,
+                              max_tools)
     return RequesterSignature(key_id=key_id, timestamp=stamp, nonce=nonce,
                               signature=sign(key, payload))
 

@@ -286,15 +286,18 @@ class ConfirmationVerifier:
 
     def verify_request(self, request_id: str, request_text: str, timestamp: float, nonce: str,
                        key_id: str, signature: str, tools: Iterable[str],
-                       max_age_s: float | None = None) -> Verdict:
+                       max_age_s: float | None = None, policy: str = '',
+                       max_tools: int = 0) -> Verdict:
         """Decide whether a selection to execute was asked for by an operator who may ask.
 
         The role must cover the risk class of every tool of the selection (so in
-        particular the highest); the signature covers the request id and text, not the
-        tools, which are the router's choice. ``max_age_s`` defaults to the verifier's.
+        particular the highest); the signature covers the request id and text and the
+        policy and tool bound asked for, not the tools, which are the router's choice
+        (the router signs those). ``max_age_s`` defaults to the verifier's.
         """
         return self._verify(
-            lambda: execute_payload(request_id, request_text, True, timestamp, nonce, key_id),
+            lambda: execute_payload(request_id, request_text, True, timestamp, nonce, key_id,
+                                    policy, max_tools),
             timestamp, nonce, key_id, signature, list(tools), 'dispatch', max_age_s)
 
     def _verify(self, payload: Callable[[], bytes], timestamp: float, nonce: str, key_id: str,

@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from tool_router.common.errors import ConfigError, ToolRouterError
 from tool_router.common.signing import router_signature_ok
@@ -52,6 +52,8 @@ class Signatures(BaseModel):
     model_config = ConfigDict(extra='forbid', frozen=True)
 
     router_signature: str = ''
+    policy: str = Field('', description='The policy the requester asked for (signed).')
+    max_tools: int = Field(0, description='The tool bound the requester asked for (signed).')
     key_id: str = ''
     timestamp: float = 0.0
     nonce: str = ''
@@ -264,7 +266,7 @@ class Intake:
         verdict = self.verifier.verify_request(
             selection.request_id, selection.request_text, float(signatures.timestamp),
             signatures.nonce, signatures.key_id, signatures.signature, selection.tools,
-            self.rules.execute_max_age_s)
+            self.rules.execute_max_age_s, signatures.policy, signatures.max_tools)
         if verdict.ok:
             return verdict.operator_name
         return self._refuse(selection, signatures, verdict.reason, verdict.detail)

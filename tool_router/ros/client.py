@@ -58,7 +58,7 @@ class RouteClient:
     ) -> Any:
         """Route ``text``; only with ``execute`` does the executor act on the selection.
 
-        ``signature`` (a :class:`~tool_router.executor.signing.RequesterSignature` over
+        ``signature`` (a :class:`~tool_router.common.signing.RequesterSignature` over
         ``request_id`` and ``text``) travels untouched to the executor, which checks it.
         """
         req = RouteRequest.Request(

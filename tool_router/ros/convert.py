@@ -67,8 +67,11 @@ def selection_message(result: RouteResult, stamp: Any, signed: Any = None) -> An
     msg.policy = result.policy
     msg.fallback_used = result.fallback_used
     msg.explanation_json = result.explanation().to_json()
-    for name in SIGNATURE_FIELDS if signed is not None else ():
-        setattr(msg, name, getattr(signed, name))
+    if signed is not None:
+        for name in SIGNATURE_FIELDS:
+            setattr(msg, name, getattr(signed, name))
+        msg.requested_policy = signed.policy
+        msg.requested_max_tools = int(getattr(signed, 'max_tools', 0))  # a Request has none
     return msg
 
 

@@ -376,7 +376,9 @@ class ExecutorNode(Node):
         except pydantic.ValidationError as exc:
             self.get_logger().error(f'unusable selection {msg.request_id!r}: {first_error(exc)}')
             return
-        signatures = Signatures(router_signature=msg.router_signature, key_id=msg.key_id,
+        signatures = Signatures(router_signature=msg.router_signature,
+                                policy=msg.requested_policy,
+                                max_tools=int(msg.requested_max_tools), key_id=msg.key_id,
                                 timestamp=float(msg.timestamp), nonce=msg.nonce,
                                 signature=msg.signature)
         self._ack(self.intake.accept(selection, signatures))
