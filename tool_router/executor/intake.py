@@ -79,7 +79,8 @@ class RequestVerifier(Protocol):
 
     def verify_request(self, request_id: str, request_text: str, timestamp: float, nonce: str,
                        key_id: str, signature: str, tools: list[str],
-                       max_age_s: float | None = None) -> Verdict:
+                       max_age_s: float | None = None, policy: str = '',
+                       max_tools: int = 0) -> Verdict:
         """The verdict on one requester signature (uses up its nonce when it verifies)."""
         ...
 
