@@ -20,7 +20,7 @@ def share_dir() -> Path:
     env = os.environ.get('TOOL_ROUTER_SHARE')
     if env:
         return Path(env)
-    source = Path(__file__).resolve().parent.parent
+    source = Path(__file__).resolve().parents[2]  # tool_router/common/paths.py -> checkout
     if (source / 'config' / 'catalog.yaml').exists():
         return source
     try:
