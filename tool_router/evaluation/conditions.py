@@ -159,7 +159,8 @@ def score_case(case: ConditionCase, tools: Sequence[str], conditions: Mapping[st
     text = conditions.get(case.tool, '')
     if not text:
         return CaseResult(outcome='no_condition', got='runs at once', **base)
-    parsed: Parsed = parse_condition(text, [t for t in tools if t != case.tool])
+    parsed: Parsed = parse_condition(text, [t for t in tools if t != case.tool], places,
+                                     case.request)
     base['condition'] = text
     if not isinstance(parsed, Predicate):
         got = f'refused: {parsed.reason}'
