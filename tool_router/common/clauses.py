@@ -258,7 +258,7 @@ _IN_TIME = re.compile(rf'\b(?P<m>in)\s+(?:another\s+|about\s+|around\s+)?{_DURAT
 _STATEMENT = re.compile(r"\b(?:that|will|'ll|is|are|was|be|due|closes|opens|starts|begins|ends|"
                         r'says?|tell|announce|broadcast|remind|dark)\b', re.IGNORECASE)
 # "at 15% battery", "land at twenty percent", "start the video at 100 ft"
-_AT_MEASURE = re.compile(rf'\b(?P<m>at|@)\s*(?P<v>{_MEASURE})', re.IGNORECASE)
+_AT_MEASURE = re.compile(rf'(?:\b(?P<m>at)|@)\s*(?P<v>{_MEASURE})', re.IGNORECASE)
 # units that no action takes as a parameter: "at N <unit>" is always a condition
 # ("degrees" alone is not among them: "tilt the gimbal at 45 degrees" is an angle)
 _CONDITION_UNITS = re.compile(r'(?:%|percent|per cent|pct|v|volts?|°c|°f|(?<!\w)c|(?<!\w)f|'
@@ -271,7 +271,7 @@ patrol follow track approach takeoff launch lift raise lower drop release winch 
 goto""".split())
 # "after touchdown disarm", "after the survey, come home": an event the vehicle reports
 _AFTER_EVENT = re.compile(
-    r'^(?P<m>after)\s+(?:the\s+)?(?:landing|touchdown|touch\s+down|we\s+land|it\s+lands|'
+    r'\b(?P<m>after)\s+(?:the\s+)?(?:landing|touchdown|touch\s+down|we\s+land|it\s+lands|'
     r"you\s+land|mission|survey|patrol)(?:\s+(?:is|has|'s)\s+(?:been\s+)?(?:done|finished|"
     r'complete|completed|over|ended))?\b', re.IGNORECASE)
 # a comparison at the start of a clause, without a connective: "bat<20", "wind>12 rtl",
@@ -295,6 +295,8 @@ _STATE_HEAD = re.compile(r"^(?:the\s+)?(?:mission|survey|patrol)(?:'s|\s+is|\s+h
                          r'(?:been\s+)?(?:done|finished|complete|completed|over)$', re.IGNORECASE)
 _VERB = re.compile(r"[a-z][\w'-]*", re.IGNORECASE)
 _ACTIONS = frozenset(ACTION_VERBS)
+# verbs that are an order only with something after them ("drop the marker", "slow to 2 m/s")
+_NEEDS_OBJECT = frozenset('drop slow set turn start sound record lights spotlight'.split())
 _IMPERATIVES = _ACTIONS | {'take', 'snap', 'capture', 'film', 'photograph'}
 
 
@@ -369,12 +371,14 @@ def _spans(part: str) -> list[_Span]:
                 continue
             closed.append(_Span(m.start(), _until_verb(part, m.end()), 'at', True))
     trailing = _TRAILING.search(part)
-    if trailing and not inside_condition(trailing.start()) and _first_verb(part) in _IMPERATIVES \
+    if trailing and not any(o.start < trailing.start() for o in opened) \
+            and _first_verb(part) in _IMPERATIVES \
             and _first_verb(part) not in _PARAMETER_VERBS:
         closed.append(_Span(trailing.start(), trailing.end(), '', True))
-    head = _AFTER_EVENT.match(part)
-    if head:
-        closed.append(_Span(0, head.end(), 'after', True))
+    for event in _AFTER_EVENT.finditer(part):  # at the start or the end of the clause only
+        if not _strip_filler(part[:event.start()]).strip(' ,') \
+                or not part[event.end():].strip(' ,.!'):
+            closed.append(_Span(event.start(), event.end(), 'after', True))
     closed.sort(key=lambda c: c.start)
     keep: list[_Span] = []
     for c in closed:  # overlapping spans: the first wins
@@ -479,6 +483,8 @@ def _split_glued_action(marker: str, piece: str, condition: bool) -> list[tuple[
             continue
         if _COMPARED.match(' '.join(tokens[k + 1:])):
             continue
+        if word in _NEEDS_OBJECT and k == len(tokens) - 1:
+            continue  # "should the link drop": the condition's verb, not an order
         if k == 1 and not watchable(tokens[0]):
             continue
         return [(marker, ' '.join(tokens[:k]), True), ('', ' '.join(tokens[k:]), False)]

@@ -222,9 +222,10 @@ STATES: tuple[tuple[str, str, str, Any], ...] = (
      'vehicle_state', 'on_ground', False),
     (r'\b(?:lose|lost|loses|losing|drops?|dropped)\s+(?:the\s+)?(?:rc\s+|radio\s+|data\s+|c2\s+)?'
      r'(?:link|connection|radio|signal|telemetry|comms)|(?:link|connection|radio|signal|'
-     r'telemetry|comms)\s+(?:is\s+|gets\s+|goes\s+)?(?:lost|drops|dropped|goes down|cuts? out|'
-     r'fails?|failed|dies|down)\b|\b(?:link|signal|connection)\s+loss|\bloss of (?:the\s+)?'
-     r'(?:link|signal|connection|telemetry)|\bno\s+(?:signal|link|connection|telemetry)',
+     r'telemetry|comms)\s+(?:is\s+|gets\s+|goes\s+|be\s+)?(?:lost|drops?|dropped|go(?:es)? down|'
+     r'cuts? out|fails?|failed|dies|die|down)\b|\b(?:link|signal|connection)\s+loss|'
+     r'\bloss of (?:the\s+)?(?:link|signal|connection|telemetry)|'
+     r'\bno\s+(?:signal|link|connection|telemetry)',
      'link_quality', 'link_lost', True),
     (r'\b(?:leave|leaves|left|leaving|exit|exits|exited|cross|crosses|crossed|outside|out of|'
      r'breach\w*)\s+(?:of\s+)?(?:the\s+)?(?:allowed\s+|operating\s+|flight\s+|mission\s+|'
