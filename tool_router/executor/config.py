@@ -116,6 +116,9 @@ class ExecutorConfig(BaseModel):
     trace_chain_key_file: str = Field('', description="HMAC key of the trace manifests (0600, "
                                       "created if missing); '' = $ROS_HOME/tool_router/keys/"
                                       'trace-chain.key.')
+    places_file: str = Field('', description='Named places a condition may name ("when you '
+                             "reach the north gate\"); '' = the shipped config/places.yaml. "
+                             "Give the router's places_file the same file.")
     redact: RedactConfig = Field(default_factory=RedactConfig)
     mavlink: MavlinkConfig = Field(default_factory=MavlinkConfig,
                                    description='The MAVLink link, opened only when a binding is '

@@ -47,6 +47,7 @@ from std_srvs.srv import SetBool, Trigger
 from tool_router.common.catalog import load_catalog
 from tool_router.common.errors import ConfigError, ToolRouterError, first_error
 from tool_router.common import signing
+from tool_router.common.places import load_places
 from tool_router.executor.auth import ConfirmationVerifier, SecurityRecord
 from tool_router.executor.chain import load_or_create_chain_key
 from tool_router.executor.confirmations import ConfirmationBook
@@ -277,6 +278,7 @@ class ExecutorNode(Node):
         self.config = ExecutorConfig.model_validate(parameters_as_dict(self, self._names))
         catalog = load_catalog(self.config.resolved_catalog())
         rules = load_permissions(self.config.resolved_permissions(), catalog)
+        places = load_places(self.config.places_file or None)
         risks = {t.name: t.risk.value for t in catalog.tools}
         self.verifier = ConfirmationVerifier.from_file(
             self.config.resolved_operators(), lambda tool: risks.get(tool, 'critical'),
@@ -334,6 +336,7 @@ class ExecutorNode(Node):
             ),
             watches=self.watches,
             journal=self._journal,
+            places=places,
         )
         self._pool = ThreadPoolExecutor(
             max_workers=c.max_parallel_requests, thread_name_prefix='executor-request'
