@@ -38,6 +38,10 @@ CONDITION_MARKERS = (
     'in the event that',
     'provided that',
     'whenever',
+    'every time',
+    'each time',
+    'any time',
+    'anytime',
     'unless',
     'until',
     'till',
@@ -238,7 +242,8 @@ def _strip_filler(text: str) -> str:
 _NUM = rf'(?:[-+−]?\d+(?:[.,]\d+)?|(?:minus\s+)?{SPELLED})'
 _DURATION = (rf'(?:{_NUM}|an?|half\s+an?|a\s+quarter\s+of\s+an|a\s+few|a\s+couple(?:\s+of)?|'
              r'several|some)\s*-?\s*(?:s|secs?|seconds?|min|mins|minutes?|h|hrs?|hours?)\b')
-_CLOCK = (r"(?:\d{1,2}:\d{2}(?:\s*[ap]\.?m\b\.?)?|\d{1,2}\s*[ap]\.?m\b\.?|noon|midday|midnight|"
+_CLOCK = (r"(?:\d{1,2}[:h]\d{2}(?:\s*[ap]\.?m\b\.?)?|sunset|sunrise|dusk|dawn|nightfall|"
+          r"\d{1,2}\s*[ap]\.?m\b\.?|noon|midday|midnight|"
           r"\d{1,2}\s*o'?clock|(?:[01]\d|2[0-3])[0-5]\d(?=\s*(?:h|hrs|hours|utc|z)?\b)"
           r"(?!\s*(?:" + UNIT_PATTERN + r")\b))")
 _CLOCK_TAIL = r"(?:\s+(?:sharp|exactly|precisely|utc|z|gmt|today|tomorrow|yesterday|tonight|" \
@@ -250,6 +255,8 @@ _TIMED = re.compile(
     rf'{_DURATION}(?:\s+of\s+\w+ing)?|'
     rf'\b(?P<later>{_DURATION}\s+(?:later|from\s+now|have\s+passed|has\s+passed))|'
     rf'\b(?P<at>at)\s+{_CLOCK}{_CLOCK_TAIL}', re.IGNORECASE)
+_FOR_THEN = re.compile(rf'\bfor\s+(?:about\s+|another\s+)?(?P<d>{_DURATION})\s*,?\s*(?:and\s+)?'
+                       r'(?:then|after\s+that|afterwards)\b', re.IGNORECASE)
 # "in 10 s": only at the start or the end of a clause ("start recording in 30s"), never in a
 # message ("announce that the park closes in ten minutes") or a statement ("rain is due in an
 # hour")
@@ -272,14 +279,14 @@ goto""".split())
 # "after touchdown disarm", "after the survey, come home": an event the vehicle reports
 _AFTER_EVENT = re.compile(
     r'\b(?P<m>after)\s+(?:the\s+)?(?:landing|touchdown|touch\s+down|we\s+land|it\s+lands|'
-    r"you\s+land|mission|survey|patrol)(?:\s+(?:is|has|'s)\s+(?:been\s+)?(?:done|finished|"
-    r'complete|completed|over|ended))?\b', re.IGNORECASE)
+    r"you\s+land|mission|survey|patrol)(?:\s+(?:is\s+|has\s+|'s\s+)?(?:been\s+)?(?:done|"
+    r'finished|finishes|complete|completed|completes|over|ended|ends))?\b', re.IGNORECASE)
 # a comparison at the start of a clause, without a connective: "bat<20", "wind>12 rtl",
 # "latency above 500ms", "esc temp > 85"
 _HEAD_COMPARISON = re.compile(
     rf"^(?P<q>[a-z][\w'-]*(?:\s+[a-z][\w'-]*){{0,2}}?)\s*(?:<=|>=|=<|=>|≤|≥|==|<|>|"
-    r'\s(?:is\s+|are\s+|gets?\s+|goes\s+)?(?:above|over|below|under|exceeds?|more than|less than|'
-    r'greater than|lower than|higher than|at least|at most|past)\s)\s*'
+    r'\s(?:(?:is\s+|are\s+|gets?\s+|goes\s+)?(?:above|over|below|under|exceeds?|more than|'
+    r'less than|greater than|lower than|higher than|at least|at most|past)|at|@)\s)\s*'
     rf'{_MEASURE}', re.IGNORECASE)
 # the threshold first, without "at": "20% battery", "30 m up", "10 m/s wind", "35% left"
 _HEAD_MEASURE = re.compile(rf"^(?P<v>{_MEASURE})(?P<tail>(?:\s+[a-z][\w'-]*){{0,3}})",
@@ -297,7 +304,7 @@ _VERB = re.compile(r"[a-z][\w'-]*", re.IGNORECASE)
 _ACTIONS = frozenset(ACTION_VERBS)
 # verbs that are an order only with something after them ("drop the marker", "slow to 2 m/s")
 _NEEDS_OBJECT = frozenset('drop slow set turn start sound record lights spotlight'.split())
-_IMPERATIVES = _ACTIONS | {'take', 'snap', 'capture', 'film', 'photograph'}
+_IMPERATIVES = _ACTIONS | {'take', 'snap', 'capture', 'film', 'photograph', 'enable'}
 
 
 _SPEC_OPENING = re.compile(r"^(?:(?:it|the drone|drone|you|the uav)\s+(?:should|must|will|shall|"
@@ -331,12 +338,23 @@ class _Span:
     end: int | None  # None: open (runs to the next cut), like a connective
     marker: str
     condition: bool  # the piece it opens is a condition
+    body: int = -1  # where its text starts (after the connective); -1: after the marker word
+
+
+# "on seeing a person", "upon reaching home", "on link loss": a connective before a noun of
+# an event ("on" alone is not one)
+_UPON = re.compile(r'\b(?:up)?on\s+(?=(?:seeing|detecting|spotting|finding|noticing|reaching|'
+                   r'arriving|arrival|landing|touchdown|touching\s+down|take-?off|'
+                   r'(?:signal|link|connection|comms)\s+loss|loss\s+of)\b)', re.IGNORECASE)
 
 
 def _spans(part: str) -> list[_Span]:
     """Every cut of ``part``: connectives (open) and written-out conditions (closed spans)."""
     opened = [_Span(m.start(), None, ' '.join(m.group(1).lower().split()),
-                    m.group(1).lower() in CONDITION_MARKERS) for m in _MARKER.finditer(part)]
+                    ' '.join(m.group(1).lower().split()) in CONDITION_MARKERS, m.end())
+              for m in _MARKER.finditer(part)]
+    opened += [_Span(m.start(), None, 'upon', True, m.end()) for m in _UPON.finditer(part)]
+    opened.sort(key=lambda o: o.start)
     closed: list[_Span] = []
 
     def inside_condition(at: int) -> bool:
@@ -363,6 +381,10 @@ def _spans(part: str) -> list[_Span]:
         if re.search(r"\b(?:is|are|was|were|'s|'re|currently|now|still)\s*$", part[:m.start()],
                      re.IGNORECASE):
             continue  # "the battery is at 12 percent": a statement, not a condition
+        lead = _strip_filler(part[:m.start()]).strip()
+        if lead and len(lead.split()) <= 3 and names_quantity(lead) \
+                and _first_verb(lead) not in _ACTIONS | _PARAMETER_VERBS:
+            continue  # "battery at 20% -> land": a comparison at the start, read whole
         verb = _first_verb(part[:m.start()])
         if initial or (_CONDITION_UNITS.search(value) and verb not in ('set', 'change')) or (
                 unit and not _SPEED_UNITS.search(value) and verb not in _PARAMETER_VERBS
@@ -391,8 +413,10 @@ def _spans(part: str) -> list[_Span]:
 def _head(piece: str) -> int:
     """Length of a condition written at the start of ``piece`` without a connective (0: none)."""
     m = _HEAD_COMPARISON.match(piece)
-    if m and names_quantity(m.group('q')) and m.group('q').split()[0].lower() not in (
-            _ACTIONS | _PARAMETER_VERBS):
+    statement = m and re.search(r"(?:\bis|\bare|\bwas|\bwere|'s|'re|\bcurrently|\bnow|\bstill)"
+                                r'\s+(?:at|@)\s', m.group(0), re.IGNORECASE)
+    if m and not statement and names_quantity(m.group('q')) and m.group('q').split()[0].lower() \
+            not in _ACTIONS | _PARAMETER_VERBS:
         return m.end()
     m = _HEAD_MEASURE.match(piece)
     if m:
@@ -417,12 +441,22 @@ def _pieces(text: str) -> list[tuple[str, str, int, bool]]:
     actions that share its chunk ("if X, land and disarm").
     """
     pieces: list[tuple[str, str, int, bool]] = []
-    for n, chunk in enumerate(_PUNCT.split(_STEP.sub(';', normalise(text)))):
+    text = _STEP.sub(';', normalise(text))
+    # "hover for 30 s, then land": the duration of one action is the delay of the next
+    delays = [m.group('d').lower() for m in _FOR_THEN.finditer(text)]
+    for n, chunk in enumerate(_PUNCT.split(text)):
         for part in _SEPARATOR.split(chunk):
             part = part.strip()
             if part:
                 pieces += [(m, t, n, c) for m, t, c in _cut(part)]
-    return pieces
+    out: list[tuple[str, str, int, bool]] = []
+    for k, piece in enumerate(pieces):
+        out.append(piece)
+        ended = next((d for d in delays if not piece[3] and piece[1].lower().endswith(d)), '')
+        if ended and k + 1 < len(pieces):
+            delays.remove(ended)
+            out.append(('for', piece[1][len(piece[1]) - len(ended):], piece[2], True))
+    return out
 
 
 def _cut(part: str) -> list[tuple[str, str, bool]]:
@@ -436,9 +470,7 @@ def _cut(part: str) -> list[tuple[str, str, bool]]:
             # two connectives in a row ("once when ..."): keep the first
             continue
         if span.end is None:
-            opened = _MARKER.match(part, span.start)
-            marker, condition, skip = span.marker, span.condition, False
-            start = opened.end() if opened else span.start
+            marker, condition, skip, start = span.marker, span.condition, False, span.body
         else:
             body_at = span.start + len(span.marker) if span.marker and part[span.start:].lower() \
                 .startswith(span.marker) else span.start
@@ -497,30 +529,44 @@ def split_clauses(text: str) -> list[Clause]:
     pending_condition = ''
     gated_chunk = -1  # the chunk whose actions the last consumed condition gates
     gating = ''
+    back: int | None = None  # the action before the pending condition that it gates too
+    last_chunk = -1
     pieces = [(p, n) for m, t, n, c in _pieces(text) for p in _split_glued_action(m, t, c)]
     pieces = _unconditional_should(pieces)
     for (marker, piece, condition), chunk in pieces:
         body = _strip_filler(piece)
         if not body or not re.search(r'[A-Za-z0-9]', body) or _BARE_STEP.match(body):
             continue
-        if marker == 'while' and watchable(body):
+        if marker in ('while', 'before') and watchable(body):
             condition = True  # "keep recording while the wind is under 8 m/s"
         role = 'condition' if condition else 'action'
         negated = bool(NEGATIONS.search(body))
         gate = ''
         if role == 'condition':
             # the executor reads the connective too ("unless" and "until" are not "when")
-            pending_condition = f'{marker} {body}'.strip()
+            text_of = f'{marker} {body}'.strip()
+            if clauses and clauses[-1].role == 'condition' and chunk == last_chunk \
+                    and pending_condition:
+                # "if the battery is below 20% and the wind above 10 m/s": one condition of
+                # two, which the executor refuses, never one of them alone
+                text_of = f'{pending_condition} and {text_of}'
+                if back is not None:
+                    clauses[back] = replace(clauses[back], condition=text_of)
+            pending_condition = text_of
             # An action clause that precedes its condition ("land if X") is gated too; so is
-            # one before "until"/"while" X when X is watchable ("hover until the battery hits
-            # 30%"): the executor refuses it rather than run it without its end.
+            # one before "until"/"while"/"before" X when X is watchable ("hover until the
+            # battery hits 30%"): the executor refuses it rather than run it without its end.
+            # The duration of an action ("hover for 30 s, then land") gates only the next one.
+            back = None
             if (
                 clauses
                 and clauses[-1].role == 'action'
                 and not clauses[-1].condition
+                and marker != 'for'
                 and (marker not in ('until', 'till') or watchable(body))
             ):
                 clauses[-1] = replace(clauses[-1], condition=pending_condition)
+                back = len(clauses) - 1
             gated_chunk = -1
         elif pending_condition:
             gate, pending_condition = pending_condition, ''
@@ -530,6 +576,7 @@ def split_clauses(text: str) -> list[Clause]:
         steering = bool(STEERING.search(body))
         clauses.append(Clause(len(clauses), body, role, marker, negated, gate, steering,
                               role == 'condition' and time_only(f'{marker} {body}')))
+        last_chunk = chunk
     return clauses
 
 

@@ -97,7 +97,8 @@ QUANTITIES: tuple[Quantity, ...] = (
              r'esc temp(?:erature)?s?|motor temp(?:erature)?s?|motors?|escs?\b',
              bare=(-30.0, 150.0)),
     Quantity('surface temperature', 'thermal_camera', 'max_temp_c', 'temperature',
-             r'surface temp(?:erature)?|hot ?spots?|heat|thermal', bare=(-40.0, 400.0)),
+             r'(?:surface|panel|roof|pipe|object|target|transformer|chimney|wall|engine|fire|'
+             r'water)\s+temp(?:erature)?s?|hot ?spots?|heat|thermal', bare=(-40.0, 400.0)),
     Quantity('signal strength', 'link_quality', 'rssi_dbm', 'signal',
              r'signal|rssi|link quality|link strength|reception', falls=True,
              bare=(-130.0, 0.0), worse='<'),
@@ -161,8 +162,8 @@ BARE_UNIT = {'percent': '%', 'ratio': '', 'signal': 'dBm', 'ppm': 'ppm', 'voltag
              'length': 'm', 'speed': 'm/s', 'temperature': '°C', 'time_ms': 'ms'}
 
 LEAD = re.compile(r'^(as soon as|in case|in the event that|provided that|whenever|every time|'
-                  r'each time|any ?time|once|when|if|should|after|at(?!\s+(?:least|most)\b)|'
-                  r'wait(?:\s+for)?|give it)\b\s*', re.I)
+                  r'each time|any ?time|once|when|if|should|after|upon|on|'
+                  r'at(?!\s+(?:least|most)\b)|wait(?:\s+for)?|give it)\b\s*', re.I)
 INVERTED = re.compile(r'^(?:unless|until|till|while|before|as long as|except)\b', re.I)
 NEGATED = re.compile(r"\b(?:not|never|no longer|isn'?t|aren'?t|doesn'?t|don'?t|won'?t|"
                      r"hasn'?t|haven'?t)\b", re.I)
@@ -170,6 +171,9 @@ JOINED = re.compile(r'\b(?:and|or|but)\b', re.I)
 # "3 or more people", "20 m or less": one comparison, not two conditions
 _NOT_JOINED = re.compile(r'\bor (?:more|less|fewer|above|below|higher|lower|over|under)\b|'
                          r'\d+[.,]\d+\s*,\s*-?\d')
+_UNKNOWN_UNIT = re.compile(r'(?<![\w.])[-+−]?\d+(?:[.,]\d+)?\s*(yards?|yd|inch(?:es)?|miles?|mi|'
+                           r'cm|mm|nmi|psi|bar|hpa|mbar|lux|rpm|amps?|mah|watts?|kw|kg|lbs?|'
+                           r'pounds|gallons?|lit(?:er|re)s?|kelvin)\b', re.I)
 PRONOUN = re.compile(r"^(?:it|they|its|it's|they're|them|that|this|those|these)\b", re.I)
 NUMBER = r'[-+−]?\d+(?:[.,]\d+)?'
 _UNIT_ALT = '|'.join(sorted((re.escape(u) for u in UNITS), key=len, reverse=True))
@@ -198,11 +202,13 @@ COMPARISONS: tuple[tuple[str, str], ...] = (
      r'dips?|slows?)\s+(?:down\s+)?(?:below|under|beneath|less than|lower than)', '<'),
     (r'(?:rises?|rose|climbs?|goes|gets?|is|are|\'s|\'re|increases?|picks? up|grows?|'
      r'speeds? up)\s+(?:up\s+)?(?:above|over|beyond|more than|higher than|past)', '>'),
-    (r'(?:drops?|dropped|falls?|fell|goes|gets?|comes?|decreases?|sinks?|dips?|'
-     r'descends?|slows?)\s+down\s+to|(?:drops?|dropped|falls?|fell|decreases?|sinks?|dips?)\s+'
-     r'to', 'down_to'),
-    (r'(?:rises?|rose|climbs?|goes|gets?|increases?|grows?|speeds?)\s+up\s+to|(?:rises?|rose|'
-     r'climbs?|increases?|grows?)\s+to', 'up_to'),
+    (r'(?:drops?|dropped|falls?|fell|fallen|goes|gone|gets?|got|comes?|came|decreases?|'
+     r"decreased|sinks?|sank|dips?|dipped|descends?|descended|slows?|slowed|is|are|'s|'re|was)\s+"
+     r'down\s+to|(?:drops?|dropped|falls?|fell|fallen|decreases?|decreased|sinks?|sank|dips?|'
+     r'dipped|descends?|descended)\s+to', 'down_to'),
+    (r'(?:rises?|rose|risen|climbs?|climbed|goes|gone|gets?|got|increases?|increased|grows?|'
+     r"grew|speeds?|is|are|'s|'re|was)\s+up\s+to|(?:rises?|rose|risen|climbs?|climbed|"
+     r'increases?|increased|grows?|grew|ascends?|ascended)\s+to', 'up_to'),
     (r'below|under|beneath|less than|lower than|slower than|colder than|cooler than|'
      r'fewer than|weaker than|calmer than|sub', '<'),
     (r'above|over|exceeds?|exceeding|exceeded|more than|higher than|greater than|faster than|'
@@ -215,14 +221,17 @@ STATES: tuple[tuple[str, str, str, Any], ...] = (
     # (pattern, sensor, field, expected value)
     (r"(?:mission|survey|patrol|route|flight plan)(?:'s|\s+is|\s+has)?\s*(?:been\s+)?"
      r'(?:done|finished|complete|completed|completes|over|ended|ends|finishes)|(?:finish|'
-     r'complete)\w*\s+the\s+(?:mission|survey|patrol)', 'vehicle_state', 'mission', 'finished'),
+     r'complete)\w*\s+the\s+(?:mission|survey|patrol)|done with the (?:mission|survey|patrol)',
+     'vehicle_state', 'mission', 'finished'),
     (r'\b(?:landed|touch(?:es|ed)?\s*down|touchdown|(?:is|it\'s|we\'re|are)\s+(?:down\s+)?on '
-     r'the ground|on the ground|back on the ground)', 'vehicle_state', 'on_ground', True),
+     r'the ground|on the ground|back on the ground|(?:it|we|you|the drone)\s+lands?\b)',
+     'vehicle_state', 'on_ground', True),
     (r'\b(?:airborne|in the air|(?:has\s+)?taken off|took off|lifts? off|off the ground)',
      'vehicle_state', 'on_ground', False),
     (r'\b(?:lose|lost|loses|losing|drops?|dropped)\s+(?:the\s+)?(?:rc\s+|radio\s+|data\s+|c2\s+)?'
      r'(?:link|connection|radio|signal|telemetry|comms)|(?:link|connection|radio|signal|'
-     r'telemetry|comms)\s+(?:is\s+|gets\s+|goes\s+|be\s+)?(?:lost|drops?|dropped|go(?:es)? down|'
+     r'telemetry|comms)\s+(?:is\s+|are\s+|was\s+|were\s+|gets\s+|goes\s+|be\s+|has been\s+)?'
+     r'(?:lost|drops?|dropped|go(?:es)? down|'
      r'cuts? out|fails?|failed|dies|die|down)\b|\b(?:link|signal|connection)\s+loss|'
      r'\bloss of (?:the\s+)?(?:link|signal|connection|telemetry)|'
      r'\bno\s+(?:signal|link|connection|telemetry)',
@@ -233,7 +242,7 @@ STATES: tuple[tuple[str, str, str, Any], ...] = (
 )
 # "after landing", "after the survey": an event the vehicle reports as a state
 AFTER_EVENTS: tuple[tuple[str, str, str, Any], ...] = (
-    (r'(?:the\s+)?(?:landing|touchdown|touch down|we land|it lands|you land)',
+    (r'(?:the\s+)?(?:landing|touchdown|touch(?:ing)? down|we land|it lands|you land)',
      'vehicle_state', 'on_ground', True),
     (r'(?:the\s+)?(?:take-?off|takeoff|take off|lift-?off)', 'vehicle_state', 'on_ground', False),
     (r'(?:the\s+)?(?:mission|survey|patrol|flight plan)', 'vehicle_state', 'mission', 'finished'),
@@ -263,10 +272,12 @@ DETECTIONS: tuple[Detected, ...] = (
              r'wolf|wolves|bears?|moose|elk|boars?|livestock|wildlife|kangaroos?|geese|goose|'
              r'ducks?'),
 )
-DETECT_VERB = re.compile(r'\b(?:see|sees|seen|spot|spots|spotted|detect|detects|detected|find|'
-                         r'finds|notice|notices|shows? up|appears?|comes? into view|enters?|'
-                         r'is seen|are seen|pick up|count|in view|in sight|on camera|'
-                         r'approach(?:es)?|walks? in)\b', re.I)
+DETECT_VERB = re.compile(r"\b(?:see|sees|seen|seeing|spot|spots|spotted|spotting|detect|detects|"
+                         r'detected|detecting|find|finds|finding|notice|notices|noticing|'
+                         r'shows? up|appears?|comes? into view|enters?|is seen|are seen|pick up|'
+                         r'count|in view|in sight|on camera|in (?:the )?(?:frame|shot|image)|'
+                         r'approach(?:es)?|walks? in|flies in|comes? in|turns? up|pops? up|'
+                         r"is present|are present|there(?:'s| is| are))\b", re.I)
 # "within 15 m of the drone": a distance to the vehicle itself
 SELF = re.compile(r'(?:the\s+)?(?:drone|vehicle|uav|aircraft|copter|quad|us|me|you|it|props|'
                   r'propellers)\s*$', re.I)
@@ -442,6 +453,10 @@ def parse_condition(text: str, context_sensors: tuple[str, ...] | list[str] = ()
     if JOINED.search(_NOT_JOINED.sub(' ', low)):
         return _refuse(text, 'one condition per action: combined conditions (and/or) are not '
                              'executed')
+    unknown = _UNKNOWN_UNIT.search(low)
+    if unknown:
+        return _refuse(text, f'unit {unknown.group(1)!r} is not read: give m, ft, km, m/s, km/h, '
+                             'knots, mph, °C, °F, %, V, dBm, ms or ppm')
     t = _Text(raw, low, lead, tuple(context_sensors), places or {},
               _referent_text(request, body) if PRONOUN.match(low) else '')
     parsers: tuple[Callable[[_Text], Optional[Parsed]], ...] = (
@@ -459,7 +474,7 @@ def parse_condition(text: str, context_sensors: tuple[str, ...] | list[str] = ()
 # -- time ------------------------------------------------------------------------------------
 _CLOCK_TIME = re.compile(
     r"(?:it(?:'s| is)\s+)?(?:at\s+)?(?:"
-    r'(?P<h1>\d{1,2}):(?P<m1>\d{2})(?::\d{2})?(?:\s*(?P<ap1>[ap])\.?\s*m\b\.?)?|'
+    r'(?P<h1>\d{1,2})[:h](?P<m1>\d{2})(?::\d{2})?(?:\s*(?P<ap1>[ap])\.?\s*m\b\.?)?|'
     r'(?P<h2>\d{1,2})\s*(?P<ap2>[ap])\.?\s*m\b\.?|'
     r'(?P<word>noon|midday|midnight)|'
     r"(?P<h3>\d{1,2})\s*o'?\s*clock|"
@@ -470,6 +485,9 @@ _CLOCK_LATER = {'tomorrow', 'next', 'tonight'}
 
 
 def _clock(t: _Text) -> Parsed | None:
+    if re.fullmatch(r"(?:at\s+)?(?:sunset|sunrise|dusk|dawn|nightfall)(?:\s+[\w']+)*", t.low):
+        return _refuse(t.raw, 'sunrise and sunset are not known to the executor: give a clock '
+                              'time (UTC), e.g. "at 18:30"')
     m = _CLOCK_TIME.match(t.low)
     if m is None or (m.group('h4') and t.lead != 'at'):
         return None
@@ -505,7 +523,8 @@ def _clock(t: _Text) -> Parsed | None:
 
 
 _ELAPSED = re.compile(
-    rf'(?:(?:after|in|wait(?:\s+for)?|give it)\s+)?(?:another\s+|about\s+|around\s+|roughly\s+)?'
+    rf'(?:(?:after|in|for|wait(?:\s+for)?|give it)\s+)?'
+    rf'(?:another\s+|about\s+|around\s+|roughly\s+)?'
     rf'({NUMBER})\s*-?\s*({_TIME_ALT})(?:\s+(?:have\s+|has\s+)?(?:passed|elapsed|gone by|'
     rf'from now|later|of\s+\w+ing(?:\s+[\w-]+){{0,3}}))?', re.I)
 _VAGUE_TIME = re.compile(r'(?:(?:after|in|wait(?:\s+for)?|give it)\s+)?(?:a few|a couple(?: of)?|'
@@ -529,7 +548,7 @@ def _elapsed(t: _Text) -> Parsed | None:
 
 # -- states, detections, places ----------------------------------------------------------------
 def _state(t: _Text) -> Parsed | None:
-    if t.lead == 'after':
+    if t.lead in ('after', 'upon', 'on'):
         for pattern, sensor, field, value in AFTER_EVENTS:
             if re.fullmatch(pattern, t.low):
                 return Predicate(text=t.raw, quantity=field.replace('_', ' '), sensor=sensor,
@@ -564,6 +583,7 @@ def _detection(t: _Text) -> Parsed | None:
                 return None  # "the wall ... if it gets within": an obstacle, not a detection
         if not subjects:
             return None
+        away = bool(re.match(r'(?:away|off)\b', tail))
         tail = re.sub(r'^(?:away|off)\b\s*', '', tail)
         if tail and not re.fullmatch(r'(?:(?:away\s+)?(?:of|from|to)\s+)?' + SELF.pattern, tail):
             return None  # "within 20 m of the boat": a place, not a detection's distance
@@ -571,7 +591,7 @@ def _detection(t: _Text) -> Parsed | None:
         if len(kinds) > 1:
             return _refuse(t.raw, f'ambiguous detection: {", ".join(sorted(kinds))}')
         d = subjects[0][0]
-        op = _proximity_op(head)
+        op = _proximity_op(head) or ('<=' if away else None)  # "a person 3 m away": at 3 m
         if op is None:
             return _refuse(t.raw, f'no comparison for the {d.kind} distance: say within / closer '
                                   'than / farther than')
@@ -627,24 +647,45 @@ _ARRIVE = re.compile(
     r"\b(?:reach(?:es|ed|ing)?|get(?:s|ting)?\s+(?:back\s+)?to|got\s+(?:back\s+)?to|"
     r"arriv(?:e|es|ed|ing)(?:\s+(?:at|in))?|(?:are|is|'re|'s|be|am|'m|were|was)\s+"
     r"(?:back\s+)?(?:at|over|above|near|by)|over|above|(?:come|comes|get|gets|are|'re|is|'s)"
-    r'\s+back)\s+(?P<place>.+)$')
+    r"\s+back|(?:get|gets|getting|come|comes|are|is|'re|'s)\s+(?:near|close to|closer to|"
+    r'next to))\s+(?P<place>.+)$')
 _HOME_ARRIVAL = re.compile(
     r"(?:(?:we|you|it|the drone)(?:'re|'s| are| is| get| gets| got| come| comes)?\s+)?"
     r'(?:back\s+)?(?:at\s+)?home(?:\s+again)?')
 
 
 def _place(t: _Text) -> Parsed | None:
-    if MEASURE.search(t.low) or COORD.search(t.low):
-        return None
+    """An arrival without a distance: "when you reach the gate", "at 47.39, 8.54", "once home"."""
     if _HOME_ARRIVAL.fullmatch(t.low):
         return _arrival(t, 'home', None)
+    if any(x.group(2) for x in MEASURE.finditer(t.low)):
+        return None  # a measured distance or threshold: not an arrival without one
     m = _ARRIVE.search(t.low)
-    if m is None or _detected_in(t.low[:m.start()]):
+    if m is not None and _detected_in(t.low[:m.start()]):
         return None
-    name = m.group('place').strip(' ,')
+    name = m.group('place').strip(' ,') if m else t.low if t.lead == 'at' else ''
+    coords = COORD.fullmatch(name.strip('() '))
+    if coords:
+        lat, lon = _coordinates(coords)
+        if not (-90 <= lat <= 90 and -180 <= lon <= 180):
+            return _refuse(t.raw, f'{lat}, {lon} is not a latitude, longitude')
+        return Predicate(text=t.raw, quantity='distance', sensor='gps_position',
+                         field='distance_m', op='<=', threshold=HOME_RADIUS_M, unit='m',
+                         target=(lat, lon), written=f'{lat}, {lon}, within {HOME_RADIUS_M:g} m')
+    if not name or re.fullmatch(NUMBER, name) or _comparison(name, '') not in (None, 'reach'):
+        return None
     if any(re.search(rf'\b(?:{q.words})', name) for q in QUANTITIES) or ANGLE.search(name):
         return None
     return _arrival(t, name, None)
+
+
+def _coordinates(m: re.Match[str]) -> tuple[float, float]:
+    lat, lon = _number(m.group(1)), _number(m.group(3))
+    if (m.group(2) or '').upper() == 'S':
+        lat = -abs(lat)
+    if (m.group(4) or '').upper() == 'W':
+        lon = -abs(lon)
+    return lat, lon
 
 
 def _arrival(t: _Text, name: str, distance: tuple[Op, float, str] | None) -> Parsed:
@@ -664,8 +705,9 @@ def _arrival(t: _Text, name: str, distance: tuple[Op, float, str] | None) -> Par
                      op=op, threshold=round(metres, 6), unit='m', target=target, written=written)
 
 
-_HOME_AWAY = re.compile(rf'(?P<place>{HOME_WORDS.pattern})\s+is\s+(?P<cmp>[a-z ]*?)\s*'
-                        rf'(?P<n>{NUMBER})\s*(?P<u>{_UNIT_ALT})?\s+away')
+_HOME_AWAY = re.compile(rf'(?:(?:the\s+)?(?:distance|range)\s+(?:to|from)\s+)?'
+                        rf'(?P<place>{HOME_WORDS.pattern})\s+(?:is|gets|drops|falls|comes)\s+'
+                        rf'(?P<cmp>[a-z ]*?)\s*(?P<n>{NUMBER})\s*(?P<u>{_UNIT_ALT})?(?:\s+away)?$')
 
 
 def _distance(t: _Text) -> Parsed | None:
@@ -687,11 +729,7 @@ def _distance(t: _Text) -> Parsed | None:
         return None
     unit = UNITS.get(unit_word) if unit_word else ('length', 'm', 1.0, 0.0)
     if coords:
-        lat, lon = _number(coords.group(1)), _number(coords.group(3))
-        if (coords.group(2) or '').upper() == 'S':
-            lat = -abs(lat)
-        if (coords.group(4) or '').upper() == 'W':
-            lon = -abs(lon)
+        lat, lon = _coordinates(coords)
         if not (-90 <= lat <= 90 and -180 <= lon <= 180):
             return _refuse(t.raw, f'{lat}, {lon} is not a latitude, longitude')
     elif not HOME_WORDS.fullmatch(place) and place_key(place) not in t.places:
@@ -863,7 +901,8 @@ def _unnamed(t: _Text, dimension: str | None, before: str, unit_word: str,
     if len(of_dimension) == 1:  # V, dBm, ms, NDVI: one quantity has the unit
         return of_dimension
     if dimension == 'length':
-        if re.search(r'\b(?:within|closer|nearer|away|from|of)\b', before + ' ' + t.low):
+        if re.search(r'\b(?:within|closer|nearer|away|from|of|distance|range)\b',
+                     before + ' ' + t.low):
             return _refuse(t.raw, 'a distance to what? name the obstacle, a detected person, '
                                   'vehicle or animal, home or a point (a proximity is never '
                                   'read as the altitude)')
