@@ -136,6 +136,23 @@ def test_bounds_and_names_are_not_negations():
     ('keep recording while the wind is under 8 m/s', [
         ('action', 'keep recording', 'while the wind is under 8 m/s'),
         ('condition', 'the wind is under 8 m/s', '')]),
+    # the duration of one action is the delay of the next (and only of the next)
+    ('hover for 30 s, then land', [('action', 'hover for 30 s', ''), ('condition', '30 s', ''),
+                                   ('action', 'land', 'for 30 s')]),
+    ('on seeing a person, hover', [('condition', 'seeing a person', ''),
+                                   ('action', 'hover', 'upon seeing a person')]),
+    ('on link loss, rth', [('condition', 'link loss', ''), ('action', 'rth', 'upon link loss')]),
+    ('battery at 20% -> land', [('condition', 'battery at 20%', ''),
+                                ('action', 'land', 'battery at 20%')]),
+    ('take a picture every time it sees a person', [
+        ('action', 'take a picture', 'every time it sees a person'),
+        ('condition', 'it sees a person', '')]),
+    # two conditions joined by "and" stay one (the executor refuses it), never the last alone
+    ('rtl if battery < 20 and wind > 10', [('action', 'rtl', 'if battery < 20 and wind > 10'),
+                                          ('condition', 'battery < 20', ''),
+                                          ('condition', 'wind > 10', '')]),
+    ('land before the battery hits 10%', [('action', 'land', 'before the battery hits 10%'),
+                                          ('condition', 'the battery hits 10%', '')]),
     # one condition gates every action of its chunk
     ('if the wind exceeds 12 m/s, land and disarm', [
         ('condition', 'the wind exceeds 12 m/s', ''),

@@ -293,6 +293,24 @@ TYPED = [
     ('if we drop more than 10% of packets', (), '', 'link_quality', 'packet_loss_pct', '>',
      10.0, '%'),
     ('if it leaves the area', (), '', 'geofence_monitor', 'inside', '==', False, ''),
+    ('when the drone has climbed to 60 m', (), '', 'altitude_sensor', 'altitude_m', '>=', 60.0,
+     'm'),
+    ('when the battery is down to 15%', (), '', 'battery_status', 'battery_pct', '<=', 15.0, '%'),
+    ('upon seeing a person', (), '', 'object_detector', 'persons', '>=', 1.0, ''),
+    ('upon landing', (), '', 'vehicle_state', 'on_ground', '==', True, ''),
+    ('upon link loss', (), '', 'link_quality', 'link_lost', '==', True, ''),
+    ('if there is a person in the frame', (), '', 'object_detector', 'persons', '>=', 1.0, ''),
+    ('when a person is 3 m away', (), '', 'object_detector', 'person_distance_m', '<=', 3.0,
+     'm'),
+    ('once home is within 100 m', (), '', 'gps_position', 'distance_m', '<=', 100.0, 'm'),
+    ('when the distance to home is under 30 m', (), '', 'gps_position', 'distance_m', '<', 30.0,
+     'm'),
+    ('at 47.39, 8.54', (), '', 'gps_position', 'distance_m', '<=', 10.0, 'm'),
+    ('for 30 s', (), '', CLOCK, 'elapsed_s', '>=', 30.0, 's'),
+    ('at 14h30', (), '', CLOCK, 'clock_s', '>=', 52200.0, 's'),
+    ('once it lands', (), '', 'vehicle_state', 'on_ground', '==', True, ''),
+    ('if comms are lost', (), '', 'link_quality', 'link_lost', '==', True, ''),
+    ('if the panel temp exceeds 60', (), '', 'thermal_camera', 'max_temp_c', '>', 60.0, '°C'),
 ]
 
 
@@ -330,6 +348,13 @@ TYPED_REFUSED = [
     ('as long as the battery is above 30%', '"as long as" conditions are not executed'),
     ('if wind > 10 or battery < 20', 'one condition per action'),
     ('if the drone gets hotter than 60', 'which temperature of the drone'),
+    ('at sunset', 'sunrise and sunset are not known'),
+    ('within 10 yards of home', "unit 'yards' is not read"),
+    ('if the motors exceed 9000 rpm', "unit 'rpm' is not read"),
+    ('when you reach waypoint 3', "unknown place 'waypoint 3'"),
+    ('when you get near the tower', "unknown place 'the tower'"),
+    ('before the battery hits 10%', '"before" conditions are not executed'),
+    ('if battery < 20 and wind > 10', 'one condition per action'),
 ]
 
 
