@@ -9,7 +9,7 @@ One case per line (``benchmarks/data/conditions/README_brief.md``)::
 ``expect`` is the predicate a careful reader expects, or ``"refuse"`` (with ``why``). A case is
 scored on what the executor would do with the route: the condition text the router attached
 to ``tool`` is read by :func:`~tool_router.common.conditions.parse_condition` with the route's
-other tools as context, exactly as the executor reads it. Outcomes:
+other tools, the request and the places file, exactly as the executor reads it. Outcomes:
 
 * ``correct`` -- a predicate equal to ``expect``: sensor, field, op, unit, the target point
   of a distance, and the threshold within 1e-6 (the benchmark rounds converted thresholds
@@ -33,6 +33,7 @@ from typing import Any, Literal, Mapping, Sequence, Union
 from pydantic import BaseModel, ConfigDict, Field
 
 from tool_router.common.conditions import HOME, Parsed, Predicate, parse_condition
+from tool_router.common.places import Place
 
 Outcome = Literal['correct', 'correct_refusal', 'wrong_predicate', 'refused', 'accepted',
                   'no_condition', 'tool_missing']
@@ -149,8 +150,12 @@ def mismatches(expected: ExpectedPredicate, got: Predicate) -> list[str]:
 
 
 def score_case(case: ConditionCase, tools: Sequence[str], conditions: Mapping[str, str],
-               places: Mapping[str, tuple[float, float]] | None = None) -> CaseResult:
-    """Score one routed case: ``tools`` and ``conditions`` are the router's answer."""
+               places: Mapping[str, Place] | None = None) -> CaseResult:
+    """Score one routed case: ``tools`` and ``conditions`` are the router's answer.
+
+    The condition is read as the executor reads it: with the route's other tools, the places
+    file's ``places`` and the request (a pronoun's referent).
+    """
     base: dict[str, Any] = {'id': case.id, 'shape': case.shape, 'request': case.request,
                             'tool': case.tool, 'expected': describe_expected(case),
                             'tools': list(tools)}
