@@ -103,6 +103,8 @@ ACTION_VERBS = (
     'resume',
     'bring',
     'rth',
+    'rtl',
+    'rtb',
     'abort',
     'photograph',
     'snap',
