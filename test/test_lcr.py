@@ -306,7 +306,7 @@ def test_gating_of_a_tool_homed_in_a_condition_clause():
 
 @pytest.mark.parametrize('text, tool, condition', [
     ('if the motors go over 80, land', 'land', 'if the motors go over 80'),
-    ('bat<20 -> land', 'land', 'bat<20'),
+    ('bat<20 -> land', 'land', 'battery<20'),  # lcr reads its shorthand expanded
     ('in 10 s take a photo', 'rgb_camera', 'in 10 s'),
     ('stop if a person is within 3 m', 'hold_position', 'if a person is within 3 m'),
 ])
