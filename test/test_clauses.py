@@ -89,3 +89,90 @@ def test_bounds_and_names_are_not_negations():
     assert not split_clauses('if we approach the no-fly zone, hover')[0].negated
     assert split_clauses('no video this time')[0].negated
     assert split_clauses('forget about mapping today')[0].negated
+
+
+@pytest.mark.parametrize('text, expected', [
+    # (role, clause text, gating condition) per clause
+    ('in 10 s land', [('condition', '10 s', ''), ('action', 'land', 'in 10 s')]),
+    ('start recording in 30s', [('action', 'start recording', 'in 30s'),
+                                ('condition', '30s', '')]),
+    ('after 2 minutes hover', [('condition', '2 minutes', ''),
+                               ('action', 'hover', 'after 2 minutes')]),
+    ('wait 5 s then photo', [('condition', '5 s', ''), ('action', 'photo', 'wait 5 s')]),
+    ('in thirty seconds start filming', [('condition', 'thirty seconds', ''),
+                                         ('action', 'start filming', 'in thirty seconds')]),
+    ('at 14:30 rtl', [('condition', '14:30', ''), ('action', 'rtl', 'at 14:30')]),
+    ('land at 6:15pm', [('action', 'land', 'at 6:15pm'), ('condition', '6:15pm', '')]),
+    ('battery < 20% -> rtl', [('condition', 'battery < 20%', ''),
+                              ('action', 'rtl', 'battery < 20%')]),
+    ('bat<20 land', [('condition', 'bat<20', ''), ('action', 'land', 'bat<20')]),
+    ('alt >= 50 then photo', [('condition', 'alt >= 50', ''),
+                              ('action', 'photo', 'alt >= 50')]),
+    ('latency above 500ms -> hold', [('condition', 'latency above 500ms', ''),
+                                     ('action', 'hold', 'latency above 500ms')]),
+    ('at 15% battery come home', [('condition', '15% battery', ''),
+                                  ('action', 'come home', 'at 15% battery')]),
+    ('20% battery: land', [('condition', '20% battery', ''), ('action', 'land', '20% battery')]),
+    ('start the video at 100 ft', [('action', 'start the video', 'at 100 ft'),
+                                   ('condition', '100 ft', '')]),
+    ('should the wind exceed 10 m/s, land', [
+        ('condition', 'the wind exceed 10 m/s', ''),
+        ('action', 'land', 'should the wind exceed 10 m/s')]),
+    ('should gusts top 12 m/s come back', [('condition', 'gusts top 12 m/s', ''),
+                                          ('action', 'come back', 'should gusts top 12 m/s')]),
+    ('after touchdown disarm', [('condition', 'touchdown', ''),
+                                ('action', 'disarm', 'after touchdown')]),
+    ('within 10m of 47.39, 8.54 start recording', [
+        ('condition', 'within 10m of 47.39, 8.54', ''),
+        ('action', 'start recording', 'within 10m of 47.39, 8.54')]),
+    ('once airborne start recording', [('condition', 'airborne', ''),
+                                      ('action', 'start recording', 'once airborne')]),
+    # a verb followed by a comparison stays in its condition
+    ('if the motors go over 80, land', [('condition', 'the motors go over 80', ''),
+                                        ('action', 'land', 'if the motors go over 80')]),
+    # a watchable "until"/"while" gates the action before it (the executor refuses it)
+    ('hover until the battery hits 30%', [('action', 'hover', 'until the battery hits 30%'),
+                                          ('condition', 'the battery hits 30%', '')]),
+    ('keep recording while the wind is under 8 m/s', [
+        ('action', 'keep recording', 'while the wind is under 8 m/s'),
+        ('condition', 'the wind is under 8 m/s', '')]),
+    # the duration of one action is the delay of the next (and only of the next)
+    ('hover for 30 s, then land', [('action', 'hover for 30 s', ''), ('condition', '30 s', ''),
+                                   ('action', 'land', 'for 30 s')]),
+    ('on seeing a person, hover', [('condition', 'seeing a person', ''),
+                                   ('action', 'hover', 'upon seeing a person')]),
+    ('on link loss, rth', [('condition', 'link loss', ''), ('action', 'rth', 'upon link loss')]),
+    ('battery at 20% -> land', [('condition', 'battery at 20%', ''),
+                                ('action', 'land', 'battery at 20%')]),
+    ('take a picture every time it sees a person', [
+        ('action', 'take a picture', 'every time it sees a person'),
+        ('condition', 'it sees a person', '')]),
+    # two conditions joined by "and" stay one (the executor refuses it), never the last alone
+    ('rtl if battery < 20 and wind > 10', [('action', 'rtl', 'if battery < 20 and wind > 10'),
+                                          ('condition', 'battery < 20', ''),
+                                          ('condition', 'wind > 10', '')]),
+    ('land before the battery hits 10%', [('action', 'land', 'before the battery hits 10%'),
+                                          ('condition', 'the battery hits 10%', '')]),
+    # one condition gates every action of its chunk
+    ('if the wind exceeds 12 m/s, land and disarm', [
+        ('condition', 'the wind exceeds 12 m/s', ''),
+        ('action', 'land', 'if the wind exceeds 12 m/s'),
+        ('action', 'disarm', 'if the wind exceeds 12 m/s')]),
+])
+def test_conditions_in_the_forms_operators_type(text, expected):
+    assert [(c.role, c.text, c.condition) for c in split_clauses(text)] == expected
+
+
+@pytest.mark.parametrize('text', [
+    'announce that the park closes in ten minutes',   # a message, not a delay
+    'Rain is due in an hour, map the vineyard now',   # a statement
+    'hover at 20 m',                                  # the action's own parameter
+    'orbit the tower at 30 m',
+    'fly at 10 m/s to the gate',
+    'the battery is at 12 percent, bring it back',    # a reading, not a condition
+    'lift off, then just hang there until I say otherwise',
+    'Should I fly the Mavic or the Inspire for this job?',
+    'tilt the gimbal at 45 degrees',
+])
+def test_no_condition_where_there_is_none(text):
+    assert not any(c.condition for c in split_clauses(text)), split_clauses(text)

@@ -67,11 +67,11 @@ REFUSED = [
     ('unless the battery is above 30%', (), '"unless" conditions are not executed'),
     ('until the battery is below 30%', (), '"until" conditions are not executed'),
     ('if the battery is not above 20%', (), 'negated'),
-    ('when the heading reaches 270', (), 'no quantity named and no unit'),
-    ('when the roll exceeds 30 degrees', (), 'no quantity named and no unit'),
+    ('when the heading reaches 270', (), 'angles are not watchable'),
+    ('when the roll exceeds 30 degrees', (), 'angles are not watchable'),
     ('if the battery drops below 120%', (), 'outside 0-100'),
-    ('when the altitude goes above 100', (), 'needs a unit'),
-    ('when we are 30 m from the barn', (), "unknown point 'the barn'"),
+    ('when the altitude goes above 400', (), 'not a plausible altitude in m: write the unit'),
+    ('when we are 30 m from the barn', (), "unknown place 'the barn'"),
     ('if the battery goes below 20% or 10%', (), 'one condition'),
     ('', (), 'empty'),
     ('when the moon is full', (), 'no known quantity'),
@@ -181,3 +181,267 @@ def test_condition_notes_for_the_route_response():
                      "return_to_home will not be armed: condition 'if it gets too windy' not "
                      'executable: no threshold: say a number and unit (e.g. "if the wind '
                      'exceeds 12 m/s")']
+
+
+# -- the forms operators type (issue 27) -----------------------------------------------------
+TYPED = [
+    # text, context sensors, request, sensor, field, op, threshold, unit
+    ('bat<20', (), '', 'battery_status', 'battery_pct', '<', 20.0, '%'),
+    ('alt >= 50', (), '', 'altitude_sensor', 'altitude_m', '>=', 50.0, 'm'),
+    ('rssi < -95', (), '', 'link_quality', 'rssi_dbm', '<', -95.0, 'dBm'),
+    ('co>35ppm', (), '', 'air_quality_sensor', 'co_ppm', '>', 35.0, 'ppm'),
+    ('batt <= 30%', (), '', 'battery_status', 'battery_pct', '<=', 30.0, '%'),
+    ('esc temp > 85', (), '', 'motor_status', 'esc_temp_c', '>', 85.0, '°C'),
+    # the threshold first: the quantity reaching it (falling for the battery, rising for heights)
+    ('at 15% battery', (), '', 'battery_status', 'battery_pct', '<=', 15.0, '%'),
+    ('20% battery', (), '', 'battery_status', 'battery_pct', '<=', 20.0, '%'),
+    ('30 m up', (), '', 'altitude_sensor', 'altitude_m', '>=', 30.0, 'm'),
+    ('10 m/s wind', (), '', 'wind_estimate', 'wind_mps', '>=', 10.0, 'm/s'),
+    ('35% left', (), '', 'battery_status', 'battery_pct', '<=', 35.0, '%'),
+    ('at 2 m clearance', (), '', 'obstacle_proximity', 'nearest_m', '<=', 2.0, 'm'),
+    ('at -90 dBm', (), '', 'link_quality', 'rssi_dbm', '<=', -90.0, 'dBm'),
+    ('at 20%', (), '', 'battery_status', 'battery_pct', '<=', 20.0, '%'),
+    # relative and clock time
+    ('in 10 s', (), '', CLOCK, 'elapsed_s', '>=', 10.0, 's'),
+    ('wait 1.5 min', (), '', CLOCK, 'elapsed_s', '>=', 90.0, 's'),
+    ('give it 2 mins', (), '', CLOCK, 'elapsed_s', '>=', 120.0, 's'),
+    ('30 seconds later', (), '', CLOCK, 'elapsed_s', '>=', 30.0, 's'),
+    ('after 3 minutes of recording', (), '', CLOCK, 'elapsed_s', '>=', 180.0, 's'),
+    ('in half an hour', (), '', CLOCK, 'elapsed_s', '>=', 1800.0, 's'),
+    ('at 9am', (), '', CLOCK, 'clock_s', '>=', 32400.0, 's'),
+    ('at 6:15pm', (), '', CLOCK, 'clock_s', '>=', 65700.0, 's'),
+    ('at 12am', (), '', CLOCK, 'clock_s', '>=', 0.0, 's'),
+    ('at noon', (), '', CLOCK, 'clock_s', '>=', 43200.0, 's'),
+    ('at 1700', (), '', CLOCK, 'clock_s', '>=', 61200.0, 's'),
+    ('at 15:45 sharp', (), '', CLOCK, 'clock_s', '>=', 56700.0, 's'),
+    # numbers in words
+    ('at twenty percent', (), '', 'battery_status', 'battery_pct', '<=', 20.0, '%'),
+    ('when the battery drops below thirty five percent', (), '', 'battery_status',
+     'battery_pct', '<', 35.0, '%'),
+    ('once we are over two hundred feet', (), '', 'altitude_sensor', 'altitude_m', '>', 60.96,
+     'm'),
+    ('in thirty seconds', (), '', CLOCK, 'elapsed_s', '>=', 30.0, 's'),
+    ('when the battery is at a quarter', (), '', 'battery_status', 'battery_pct', '<=', 25.0,
+     '%'),
+    ('hold when you get down to ten metres', (), '', 'altitude_sensor', 'altitude_m', '<=',
+     10.0, 'm'),
+    # should ..., comparatives
+    ('should the wind exceed 10 m/s', (), '', 'wind_estimate', 'wind_mps', '>', 10.0, 'm/s'),
+    ('should gusts top 12 m/s', (), '', 'wind_estimate', 'gust_mps', '>', 12.0, 'm/s'),
+    ('should we lose the link', (), '', 'link_quality', 'link_lost', '==', True, ''),
+    ('if the signal gets weaker than -90', (), '', 'link_quality', 'rssi_dbm', '<', -90.0,
+     'dBm'),
+    ('if it gets weaker than -85 dBm', (), '', 'link_quality', 'rssi_dbm', '<', -85.0, 'dBm'),
+    ("if it's windier than 11 m/s", (), '', 'wind_estimate', 'wind_mps', '>', 11.0, 'm/s'),
+    ('if latency gets worse than 400 ms', (), '', 'link_quality', 'latency_ms', '>', 400.0,
+     'ms'),
+    ('if lag gets over 1 second', (), '', 'link_quality', 'latency_ms', '>', 1000.0, 'ms'),
+    ('if the escs get hotter than 75', (), '', 'motor_status', 'esc_temp_c', '>', 75.0, '°C'),
+    ("if the roof's hotter than 90", (), '', 'thermal_camera', 'max_temp_c', '>', 90.0, '°C'),
+    ('if it gets colder than 5 degrees', (), '', 'weather_sensor', 'air_temp_c', '<', 5.0,
+     '°C'),
+    # volts; temperatures without a unit in °C; below zero
+    ('when the pack hits 14.2V', (), '', 'battery_status', 'voltage_v', '<=', 14.2, 'V'),
+    ('should the pack drop below 14 V', (), '', 'battery_status', 'voltage_v', '<', 14.0, 'V'),
+    ('at 14.4 volts', (), '', 'battery_status', 'voltage_v', '<=', 14.4, 'V'),
+    ('if the motors go over 80', (), '', 'motor_status', 'esc_temp_c', '>', 80.0, '°C'),
+    ('rtl if it gets above 35 outside', (), '', 'weather_sensor', 'air_temp_c', '>', 35.0,
+     '°C'),
+    ('if the escs get over 176F', (), '', 'motor_status', 'esc_temp_c', '>', 80.0, '°C'),
+    ('if it drops below zero', (), '', 'weather_sensor', 'air_temp_c', '<', 0.0, '°C'),
+    ('if it goes below freezing', (), '', 'weather_sensor', 'air_temp_c', '<', 0.0, '°C'),
+    ('land if temp goes sub zero', (), '', 'weather_sensor', 'air_temp_c', '<', 0.0, '°C'),
+    ('when air temp falls under minus 3', (), '', 'weather_sensor', 'air_temp_c', '<', -3.0,
+     '°C'),
+    ('at -8 degrees', (), '', 'weather_sensor', 'air_temp_c', '<=', -8.0, '°C'),
+    # the detector's distance, never the altitude
+    ('if a person is within 3 m', (), '', 'object_detector', 'person_distance_m', '<', 3.0,
+     'm'),
+    ('if someone gets within 2 m', (), '', 'object_detector', 'person_distance_m', '<', 2.0,
+     'm'),
+    ('if a car is closer than 20 m', (), '', 'object_detector', 'vehicle_distance_m', '<',
+     20.0, 'm'),
+    ('if a person comes within 15 m of the drone', (), '', 'object_detector',
+     'person_distance_m', '<', 15.0, 'm'),
+    ('if the nearest vehicle is under 30 m away', (), '', 'object_detector',
+     'vehicle_distance_m', '<', 30.0, 'm'),
+    ('if a horse is closer than 40 ft', (), '', 'object_detector', 'animal_distance_m', '<',
+     12.192, 'm'),
+    ('once you see 3 or more people', (), '', 'object_detector', 'persons', '>=', 3.0, ''),
+    # pronouns: the referent named earlier in the request
+    ('if it gets within 6 m', (), 'see that cow? if it gets within 6 m, climb to 25 m',
+     'object_detector', 'animal_distance_m', '<', 6.0, 'm'),
+    ('if they pass 85', ('land',), 'keep an eye on the escs, if they pass 85 land',
+     'motor_status', 'esc_temp_c', '>', 85.0, '°C'),
+    ('when it drops below 25%', (), "battery's at 60, when it drops below 25% land",
+     'battery_status', 'battery_pct', '<', 25.0, '%'),
+    ('if they hit 13 m/s', (), 'the gusts are picking up, if they hit 13 m/s land',
+     'wind_estimate', 'gust_mps', '>=', 13.0, 'm/s'),
+    # arrival at home; states
+    ('when home is less than 100 m away', (), '', 'gps_position', 'distance_m', '<', 100.0,
+     'm'),
+    ('once closer than 30 m to home', (), '', 'gps_position', 'distance_m', '<', 30.0, 'm'),
+    ('within a hundred metres of home', (), '', 'gps_position', 'distance_m', '<=', 100.0, 'm'),
+    ('once you get home', (), '', 'gps_position', 'distance_m', '<=', 10.0, 'm'),
+    ('within 12 m of lat 37.7749 lon -122.4194', (), '', 'gps_position', 'distance_m', '<=',
+     12.0, 'm'),
+    ('after touchdown', (), '', 'vehicle_state', 'on_ground', '==', True, ''),
+    ('after the survey', (), '', 'vehicle_state', 'mission', '==', 'finished', ''),
+    ('mission done', (), '', 'vehicle_state', 'mission', '==', 'finished', ''),
+    ('once off the ground', (), '', 'vehicle_state', 'on_ground', '==', False, ''),
+    ('if the rc link cuts out', (), '', 'link_quality', 'link_lost', '==', True, ''),
+    ('if we drop more than 10% of packets', (), '', 'link_quality', 'packet_loss_pct', '>',
+     10.0, '%'),
+    ('if it leaves the area', (), '', 'geofence_monitor', 'inside', '==', False, ''),
+    ('when the drone has climbed to 60 m', (), '', 'altitude_sensor', 'altitude_m', '>=', 60.0,
+     'm'),
+    ('when the battery is down to 15%', (), '', 'battery_status', 'battery_pct', '<=', 15.0, '%'),
+    ('upon seeing a person', (), '', 'object_detector', 'persons', '>=', 1.0, ''),
+    ('upon landing', (), '', 'vehicle_state', 'on_ground', '==', True, ''),
+    ('upon link loss', (), '', 'link_quality', 'link_lost', '==', True, ''),
+    ('if there is a person in the frame', (), '', 'object_detector', 'persons', '>=', 1.0, ''),
+    ('when a person is 3 m away', (), '', 'object_detector', 'person_distance_m', '<=', 3.0,
+     'm'),
+    ('once home is within 100 m', (), '', 'gps_position', 'distance_m', '<=', 100.0, 'm'),
+    ('when the distance to home is under 30 m', (), '', 'gps_position', 'distance_m', '<', 30.0,
+     'm'),
+    ('at 47.39, 8.54', (), '', 'gps_position', 'distance_m', '<=', 10.0, 'm'),
+    ('for 30 s', (), '', CLOCK, 'elapsed_s', '>=', 30.0, 's'),
+    ('at 14h30', (), '', CLOCK, 'clock_s', '>=', 52200.0, 's'),
+    ('once it lands', (), '', 'vehicle_state', 'on_ground', '==', True, ''),
+    ('if comms are lost', (), '', 'link_quality', 'link_lost', '==', True, ''),
+    ('if the panel temp exceeds 60', (), '', 'thermal_camera', 'max_temp_c', '>', 60.0, '°C'),
+]
+
+
+@pytest.mark.parametrize('text,ctx,request_text,sensor,field,op,threshold,unit', TYPED)
+def test_parses_operator_forms(text, ctx, request_text, sensor, field, op, threshold, unit):
+    got = parse_condition(text, ctx, request=request_text)
+    assert isinstance(got, Predicate), got
+    assert (got.sensor, got.field, got.op, got.unit) == (sensor, field, op, unit), \
+        got.describe()
+    if isinstance(threshold, float):
+        assert got.threshold == pytest.approx(threshold, abs=1e-6)
+    else:
+        assert got.threshold == threshold
+
+
+TYPED_REFUSED = [
+    ('at 8am yesterday', 'a time in the past'),
+    ('at 9am tomorrow', 'only times of the current day'),
+    ('at 14:30 local time', 'read in UTC'),
+    ("at 5 o'clock", 'say am or pm'),
+    ('at 13pm', 'not a clock time'),
+    ('at 25:99', 'not a clock time'),
+    ('in a few seconds', 'no duration'),
+    ('when you reach the red barn', "unknown place 'the red barn'"),
+    ('hover when within 20 m of the boat', "unknown place 'the boat'"),
+    ("once you're over Silo3", "unknown place 'silo3'"),
+    ('when 50 m from the substation', "unknown place 'the substation'"),
+    ('if it gets within 6 m', 'never read as the altitude'),
+    ('when a cell drops below 3.5 V', 'cell voltages are not reported'),
+    ('if the motors go over 400', 'not a plausible motor temperature'),
+    ('if alt > 400', 'not a plausible altitude'),
+    ('if the battery gets worse than 20%', 'says no direction for battery'),
+    ('when fewer than 2 people are seen', 'fewer detections'),
+    ('while the wind is under 8 m/s', '"while" conditions are not executed'),
+    ('as long as the battery is above 30%', '"as long as" conditions are not executed'),
+    ('if wind > 10 or battery < 20', 'one condition per action'),
+    ('if the drone gets hotter than 60', 'which temperature of the drone'),
+    ('at sunset', 'sunrise and sunset are not known'),
+    ('within 10 yards of home', "unit 'yards' is not read"),
+    ('if the motors exceed 9000 rpm', "unit 'rpm' is not read"),
+    ('when you reach waypoint 3', "unknown place 'waypoint 3'"),
+    ('when you get near the tower', "unknown place 'the tower'"),
+    ('before the battery hits 10%', '"before" conditions are not executed'),
+    ('if battery < 20 and wind > 10', 'one condition per action'),
+]
+
+
+@pytest.mark.parametrize('text,words', TYPED_REFUSED)
+def test_refuses_operator_forms_with_a_reason(text, words):
+    got = parse_condition(text)
+    assert isinstance(got, Unreadable), got
+    assert words in got.reason, got.reason
+
+
+def test_a_proximity_is_never_read_as_the_altitude():
+    for text in ('emergency stop if a person is within 3 m', 'if anyone is closer than 3 m',
+                 'if something gets within 3 m', 'if it gets within 3 m', 'within 3 m of us',
+                 'if a dog comes within 3 m of the drone'):
+        got = parse_condition(text)
+        assert not (isinstance(got, Predicate) and got.sensor == 'altitude_sensor'), text
+
+
+def test_the_default_unit_is_shown():
+    got = parse_condition('if the motors go over 80')
+    assert isinstance(got, Predicate)
+    assert got.describe() == 'motor_status.esc_temp_c > 80 °C (written 80, no unit: read as °C)'
+
+
+def test_arrival_at_a_place_of_the_places_file(tmp_path):
+    from tool_router.common.places import load_places
+    path = tmp_path / 'places.yaml'
+    path.write_text('places:\n  - name: North Gate\n    aliases: [gate 2]\n    lat: 47.399\n'
+                    '    lon: 8.547\n    radius_m: 8\n', encoding='utf-8')
+    places = load_places(path)
+    reach = parse_condition('when you reach the north gate', places=places)
+    assert isinstance(reach, Predicate) and reach.target == (47.399, 8.547)
+    assert (reach.field, reach.op, reach.threshold) == ('distance_m', '<=', 8.0)
+    near = parse_condition('once within 20 m of gate 2', places=places)
+    assert isinstance(near, Predicate) and (near.threshold, near.target) == (20.0, (47.399, 8.547))
+    unknown = parse_condition('when you reach the south gate', places=places)
+    assert isinstance(unknown, Unreadable) and '(North Gate)' in unknown.reason
+    assert near.holds({'lat': 47.399, 'lon': 8.5471}) and not near.holds({'lat': 47.4,
+                                                                            'lon': 8.547})
+
+
+@pytest.mark.parametrize('text, problem', [
+    ('places:\n  - name: x\n    lat: 91\n    lon: 8\n', ':3: places.0.lat'),
+    ('places:\n  - name: x\n    lat: 1\n    lon: 2\n    radius: 3\n', ':5: places.0.radius'),
+    ('places:\n  - {name: a, lat: 1, lon: 2}\n  - {name: A, lat: 3, lon: 4}\n', 'two places'),
+])
+def test_a_bad_places_file_names_file_and_line(tmp_path, text, problem):
+    from tool_router.common.errors import ConfigError
+    from tool_router.common.places import load_places
+    path = tmp_path / 'places.yaml'
+    path.write_text(text, encoding='utf-8')
+    with pytest.raises(ConfigError) as err:
+        load_places(path)
+    assert problem in str(err.value) and str(path) in str(err.value)
+
+
+def test_the_shipped_places_file_is_valid_and_names_no_place():
+    from tool_router.common.places import load_places
+    assert load_places() == {}
+
+
+def test_detection_distances_are_in_the_simulated_detectors_reading():
+    from tool_router.common.conditions import DETECTIONS
+    vehicle = SimVehicle()
+    on_ground = READINGS['object_detector'](vehicle.state)
+    for d in DETECTIONS:
+        assert d.count in on_ground and on_ground[d.distance] is None
+    predicate = parse_condition('if a person is within 30 m')
+    assert isinstance(predicate, Predicate) and not predicate.holds(on_ground)
+    assert vehicle.command('arm_motors').ok and vehicle.command('takeoff').ok
+    assert predicate.holds(READINGS['object_detector'](vehicle.state))
+
+
+def test_numbers_in_words():
+    from tool_router.common.numbers import digits
+    assert digits('thirty five percent') == '35 percent'
+    assert digits('a hundred metres and two hundred feet') == '100 metres and 200 feet'
+    assert digits('one and a half minutes') == '1.5 minutes'
+    assert digits('in a minute, minus 3') == 'in 1 minute, -3'
+    assert digits('the one on the left') == 'the one on the left'
+    assert digits('someone, often, tone') == 'someone, often, tone'
+
+
+def test_condition_notes_use_places_and_the_request():
+    notes = condition_notes(['land'], {'land': 'when you reach the jetty'})
+    assert notes[0].startswith("land will not be armed: condition 'when you reach the jetty' "
+                               "not executable: unknown place 'the jetty'")
+    notes = condition_notes(['hold_position'], {'hold_position': 'if it gets within 6 m'},
+                            request='see that cow? if it gets within 6 m, hover')
+    assert notes == ['hold_position waits for object_detector.animal_distance_m < 6 m']

@@ -238,7 +238,8 @@ def _selection(store, rid, tools):
         stamp=store.types['builtin_interfaces/msg/Time'](sec=1, nanosec=0), request_id=rid,
         request_text='', choices=[choice(tool=t, score=1.0, clause_index=0, condition='',
                                          evidence=[]) for t in tools],
-        policy='lcr', fallback_used=False, explanation_json='', key_id='', timestamp=0.0,
+        policy='lcr', fallback_used=False, explanation_json='', requested_policy='',
+        requested_max_tools=0, key_id='', timestamp=0.0,
         nonce='', signature='', router_signature='')
 
 

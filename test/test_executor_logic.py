@@ -129,8 +129,9 @@ def test_shipped_executor_config_binds_every_tool(catalog):
 def test_executor_config_error_names_line(tmp_path):
     from tool_router.common.paths import config_path
     text = config_path('executor.yaml').read_text().replace('mode: execute', 'mode: yolo')
+    line = next(i for i, row in enumerate(text.splitlines(), 1) if 'mode: yolo' in row)
     path = write(tmp_path, text, 'executor.yaml')
-    with pytest.raises(ConfigError, match=r'executor.yaml:6: parameter mode'):
+    with pytest.raises(ConfigError, match=rf'executor.yaml:{line}: parameter mode'):
         load_executor_config(path)
 
 

@@ -282,3 +282,34 @@ def test_objective_counts_levels_and_out_of_scope():
     assert objective(examples, [{'land'}, set()]) == (1.25, 1.0, 1.0)
     # an empty in-scope answer costs its composite and 0.25 more
     assert objective(examples, [set(), {'land'}]) == (-0.25, 0.0, 0.0)
+
+
+def test_gating_of_a_tool_homed_in_a_condition_clause():
+    from tool_router.routing.policies.lcr import gating
+    # "if ndvi is under 0.35 grab a multispectral shot": tool 0 (the camera) is closest to the
+    # condition clause, but it is also the best tool of the action that condition gates
+    clauses = [Clause(0, 'ndvi is under 0.35', 'condition', 'if'),
+               Clause(1, 'grab a multispectral shot', 'action',
+                      condition='if ndvi is under 0.35')]
+    cs = np.array([[0.9, 0.2, 0.1], [0.7, 0.3, 0.1]], dtype=np.float32)
+    f = Features(X=np.zeros((3, len(FEATURES))), scope=np.zeros(len(SCOPE_FEATURES)),
+                 clauses=clauses, fragments=['x'] * 2, clause_score=cs,
+                 negated=np.zeros(2, dtype=bool), excluded=np.zeros(2, dtype=bool),
+                 best_clause=np.array([0, 1, 0]), kw_hits=[[], [], []])
+    assert gating(f, 0, sensor=True) == (1, 'if ndvi is under 0.35')
+    assert gating(f, 1, sensor=False) == (1, 'if ndvi is under 0.35')  # an action clause
+    # a sensor read for the condition and asked for by no action stays ungated; an actuator
+    # homed there is gated by the condition itself: it never runs at once
+    assert gating(f, 2, sensor=True) == (0, '')
+    assert gating(f, 2, sensor=False) == (0, 'if ndvi is under 0.35')
+
+
+@pytest.mark.parametrize('text, tool, condition', [
+    ('if the motors go over 80, land', 'land', 'if the motors go over 80'),
+    ('bat<20 -> land', 'land', 'battery<20'),  # lcr reads its shorthand expanded
+    ('in 10 s take a photo', 'rgb_camera', 'in 10 s'),
+    ('stop if a person is within 3 m', 'hold_position', 'if a person is within 3 m'),
+])
+def test_the_router_attaches_conditions_in_operator_forms(router, text, tool, condition):
+    result = router.route(text, 'lcr')
+    assert tool in result.tools and result.decision.conditions[tool] == condition

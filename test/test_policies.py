@@ -104,3 +104,22 @@ def test_real_model_routes_a_direct_request(router, policy):
 def test_real_model_cdbv3_finds_both_tools_of_a_conditional(router):
     result = router.route('monitor the battery and land when it drops below 25%', 'cdbv3')
     assert 'battery_status' in result.tools
+
+
+def test_tools_of_a_policy_that_reads_no_clauses_get_their_clause_and_condition(catalog):
+    from tool_router.routing.policies.base import Decision, Evidence, claim_clauses
+    text = 'take off, and land if the battery drops below 20%'
+    d = Decision('cdbv3', ['takeoff', 'land', 'battery_status'], [0.9, 0.8, 0.7],
+                 evidence={'land': [Evidence('retrieval', 'land', 'tool record', 0.8)]})
+    out = claim_clauses(d, text, catalog, d.tools)
+    assert out.conditions == {'land': 'if the battery drops below 20%'}  # by its evidence
+    assert out.clause_index == {'takeoff': 0, 'land': 1, 'battery_status': 2}  # by its words
+    # an actuator no clause claims, in a request with conditions, is never left ungated
+    lone = claim_clauses(Decision('llm', ['emergency_stop'], [0.9]),
+                         'if a person is within 3 m, do it', catalog, ['emergency_stop'])
+    assert lone.conditions == {'emergency_stop': 'if a person is within 3 m'}
+    # nothing to do without a condition in the request, or when the policy placed every tool
+    plain = Decision('cdbv3', ['land'], [0.9])
+    assert claim_clauses(plain, 'land now', catalog, ['land']) is plain
+    placed = Decision('lcr', ['land'], [0.9], clause_index={'land': 0})
+    assert claim_clauses(placed, 'land if the wind exceeds 9 m/s', catalog, ['land']) is placed

@@ -169,6 +169,38 @@ def test_time_condition_fires_after_the_delay(catalog):
     assert rig.records[0].tools[0].outcome == 'dispatched' and rig.vehicle.state.phase == 'landed'
 
 
+def test_a_wait_longer_than_the_ttl_still_fires(catalog):
+    rig = Rig(catalog, drain=0.0, ttl_s=60.0)
+    rig.fly()
+    rec = rig.pipe.process(make_selection('t20', tools=['return_to_home'],
+                                     conditions=['after 20 minutes']))
+    (watch,) = rig.watches.snapshot()
+    assert watch.expires_at == pytest.approx(rig.clock() + 1200.0 + 60.0)
+    assert 'expires in 1260 s' in rec.tools[0].message
+    rig.run(1199.0, step=1.0)
+    assert rig.records == []
+    rig.run(2.0, step=1.0)
+    assert [e.event for e in rig.events] == ['armed', 'fired']
+    assert rig.records[0].tools[0].outcome == 'dispatched'
+
+
+def test_a_clock_time_that_has_passed_today_is_not_armed(catalog):
+    rig = Rig(catalog)  # the rig's clock: 1000 s after midnight UTC (00:16:40)
+    rec = rig.pipe.process(make_selection('late', tools=['land'],
+                                     conditions=['at 00:10']))
+    t = rec.tools[0]
+    assert (t.outcome, t.failure_mode) == ('not_armed', 'condition_unreadable')
+    assert '00:10 UTC has passed today (it is 00:16 UTC)' in t.message
+    assert rig.events == [] and rig.calls == []
+    rec = rig.pipe.process(make_selection('soon', tools=['land'],
+                                     conditions=['at 00:30']))
+    assert rec.tools[0].outcome == 'armed'
+    (watch,) = rig.watches.snapshot()
+    assert watch.expires_at == pytest.approx(30 * 60 + 600.0)  # the wait, then the ttl
+    rig.run(800.0, step=2.0)
+    assert [e.event for e in rig.events] == ['armed', 'fired'] and rig.calls == ['land']
+
+
 def test_unreadable_condition_is_not_armed_and_says_why(catalog):
     rig = Rig(catalog)
     rec = rig.pipe.process(make_selection('v', tools=['wind_estimate', 'return_to_home'],

@@ -21,6 +21,7 @@ def cmd_route(args: argparse.Namespace) -> int:
     check_text(args.text, config.max_text_length)  # a bad request fails before the model loads
     router = Router(config)
     result = router.route(args.text, args.policy or '', args.max_tools)
+    notes = _condition_notes(config, result)
     if args.json:
         print_json(
             {
@@ -32,13 +33,26 @@ def cmd_route(args: argparse.Namespace) -> int:
                 'fallback_used': result.fallback_used,
                 'fallback_reason': result.fallback_reason,
                 'dropped': result.dropped,
+                'condition_notes': notes,
                 'explanation': result.explanation().model_dump(mode='json'),
             }
         )
     else:
         _print_tools(result.tools, result.scores, result.policy, result.latency_ms,
                      why_nothing(result) if not result.tools else '')
+        for note in notes:  # what each conditional tool waits for, or why it is refused
+            print(note)
     return 0
+
+
+def _condition_notes(config: Any, result: Any) -> list[str]:
+    """What the executor would make of each condition of ``result`` (as /route_request says)."""
+    from tool_router.common.conditions import condition_notes
+    from tool_router.common.places import load_places
+
+    conditions = result.decision.conditions if result.decision else {}
+    places = load_places(config.places_file or None)
+    return condition_notes(list(result.tools), conditions, places, result.text)
 
 
 def why_nothing(result: Any) -> str:

@@ -11,12 +11,25 @@ Two outputs from one segmentation:
   it, whether it is negated ("don't land") and, for an action gated by a
   condition, the condition's text. The executor uses the order and the
   conditions; the default policy uses the roles and negation.
+
+Conditions are found in the forms operators type, not only after a connective:
+relative time ("in 10 s land", "start recording in 30s", "after 2 minutes hover",
+"wait 5 s then photo"), clock time ("at 14:30", "land at 6:15pm"), symbolic
+comparisons ("battery < 20% -> rtl", "bat<20 land"), the threshold before the
+action ("at 15% battery come home", "20% battery: land"), "should the wind
+exceed 10 m/s, land", an event after "after" ("after touchdown disarm"), and a
+"while" or "until" clause on a watchable quantity ("record while the wind is
+under 8 m/s"), which gates the action before it so that the executor refuses it
+rather than runs it without its end. Numbers may be spelled ("in thirty seconds").
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+
+from tool_router.common.conditions import UNIT_PATTERN, names_quantity, time_only, watchable
+from tool_router.common.numbers import SPELLED
 
 # Connectives that open a condition clause (the clause names a state to observe).
 CONDITION_MARKERS = (
@@ -25,6 +38,10 @@ CONDITION_MARKERS = (
     'in the event that',
     'provided that',
     'whenever',
+    'every time',
+    'each time',
+    'any time',
+    'anytime',
     'unless',
     'until',
     'till',
@@ -86,6 +103,8 @@ ACTION_VERBS = (
     'resume',
     'bring',
     'rth',
+    'rtl',
+    'rtb',
     'abort',
     'photograph',
     'snap',
@@ -96,14 +115,45 @@ ACTION_VERBS = (
     'announce',
     'warn',
     'shine',
+    'start',
+    'begin',
+    'hold',
+    'set',
+    'sound',
+    'grab',
+    'turn',
+    'record',
+    'activate',
+    'trigger',
+    'deploy',
+    'shoot',
+    'notify',
+    'alert',
+    'send',
+    'lights',
+    'spotlight',
+    'e-stop',
+    'estop',
+    'slow',
+    'drop',
 )
 # Words after which a verb is part of the condition, not a new order ("if you land", "we take").
 _SUBJECTS = frozenset(
     """i you we it they he she the a an to will 'll can could must should and or not
-gets get is are was be has have had do does did we're you're it's they're""".split()
+gets get is are was be has have had do does did we're you're it's they're go goes going
+too very so no any some every each this that these those my your our their his her its with of
+for from on in at by near""".split()
 )
+# A verb followed by a comparison is part of the condition ("if the motors go over 80"):
+# the clause is not cut there.
+_COMPARED = re.compile(rf"^(?:(?:over|above|below|under|past|beyond)|(?:higher|lower|faster|"
+                       rf"slower|more|less|greater)\s+than)\s+(?:[-+−]?\d|{SPELLED})",
+                       re.IGNORECASE)
 
-_PUNCT = re.compile(r'(?:[;!?\n<>#]|\.(?!\d))+|,(?!\s?-?\d)|\s[-–—]+\s|:\s')
+# Cuts between clauses. An arrow ("bat<20 -> land", "=>", "→") is a cut; "<" and ">" are cuts
+# except in a comparison with a number ("alt >= 50", "rssi<-95").
+_PUNCT = re.compile(r'\s*(?:-+>|=>|→|⇒)\s*|(?:[;!?\n#]|[<>](?!=?\s*[-+−]?\d)|\.(?!\d))+|'
+                    r',(?!\s?-?\d)|\s[-–—]+\s|:\s|\s=\s')
 # Step markers of a numbered plan ("1) ...", "(2) ...", "3- ...", "Step 4: ..."): clause cuts.
 _STEP = re.compile(
     r'(?:^|(?<=\s))'
@@ -159,11 +209,20 @@ class Clause:
     negated: bool = False
     condition: str = ''  # for an action: the text of the condition that gates it
     steering: bool = False  # text that tries to steer the router, or asks about another time
+    time_only: bool = False  # a condition on the clock alone ("in 10 s"): it names no tool
 
     @property
     def embedded(self) -> str:
-        """The text lcr embeds: a condition with its connective, like the condition phrases."""
-        return f'{self.marker} {self.text}' if self.role == 'condition' else self.text
+        """The text lcr embeds: a condition with its connective, like the condition phrases.
+
+        A condition written without "when"/"if" ("bat<20", "should the wind exceed 10 m/s")
+        is embedded with "if", the connective of the catalog's condition phrases.
+        """
+        if self.role != 'condition':
+            return self.text
+        marker = 'if' if self.marker in ('', 'should') else self.marker
+        return f'{marker} {self.text}'
+
 
 
 def normalise(text: str) -> str:
@@ -181,71 +240,356 @@ def _strip_filler(text: str) -> str:
     return text
 
 
-def _pieces(text: str) -> list[tuple[str, str]]:
-    """(marker, text) pieces in order; marker '' for pieces opened by no connective."""
-    pieces: list[tuple[str, str]] = []
-    for chunk in _PUNCT.split(_STEP.sub(';', normalise(text))):
+# -- conditions written without a connective, or with one that also orders actions ------------
+_NUM = rf'(?:[-+−]?\d+(?:[.,]\d+)?|(?:minus\s+)?{SPELLED})'
+_DURATION = (rf'(?:{_NUM}|an?|half\s+an?|a\s+quarter\s+of\s+an|a\s+few|a\s+couple(?:\s+of)?|'
+             r'several|some)\s*-?\s*(?:s|secs?|seconds?|min|mins|minutes?|h|hrs?|hours?)\b')
+_CLOCK = (r"(?:\d{1,2}[:h]\d{2}(?:\s*[ap]\.?m\b\.?)?|sunset|sunrise|dusk|dawn|nightfall|"
+          r"\d{1,2}\s*[ap]\.?m\b\.?|noon|midday|midnight|"
+          r"\d{1,2}\s*o'?clock|(?:[01]\d|2[0-3])[0-5]\d(?=\s*(?:h|hrs|hours|utc|z)?\b)"
+          r"(?!\s*(?:" + UNIT_PATTERN + r")\b))")
+_CLOCK_TAIL = r"(?:\s+(?:sharp|exactly|precisely|utc|z|gmt|today|tomorrow|yesterday|tonight|" \
+              r"local(?:\s+time)?|hours|hrs))*"
+_MEASURE = rf'(?:{_NUM})\s*(?:{UNIT_PATTERN})?(?![\w/])'
+# a time that gates what follows, anywhere in a clause: "after 2 minutes", "wait 5 s", "at 14:30"
+_TIMED = re.compile(
+    rf'\b(?P<m>after|wait(?:\s+for)?|give\s+it)\s+(?:another\s+|about\s+|around\s+)?'
+    rf'{_DURATION}(?:\s+of\s+\w+ing)?|'
+    rf'\b(?P<later>{_DURATION}\s+(?:later|from\s+now|have\s+passed|has\s+passed))|'
+    rf'\b(?P<at>at)\s+{_CLOCK}{_CLOCK_TAIL}', re.IGNORECASE)
+_FOR_THEN = re.compile(rf'\bfor\s+(?:about\s+|another\s+)?(?P<d>{_DURATION})\s*,?\s*(?:and\s+)?'
+                       r'(?:then|after\s+that|afterwards)\b', re.IGNORECASE)
+# "in 10 s": only at the start or the end of a clause ("start recording in 30s"), never in a
+# message ("announce that the park closes in ten minutes") or a statement ("rain is due in an
+# hour")
+_IN_TIME = re.compile(rf'\b(?P<m>in)\s+(?:another\s+|about\s+|around\s+)?{_DURATION}',
+                      re.IGNORECASE)
+_STATEMENT = re.compile(r"\b(?:that|will|'ll|is|are|was|be|due|closes|opens|starts|begins|ends|"
+                        r'says?|tell|announce|broadcast|remind|dark)\b', re.IGNORECASE)
+# "at 15% battery", "land at twenty percent", "start the video at 100 ft"
+_AT_MEASURE = re.compile(rf'(?:\b(?P<m>at)|@)\s*(?P<v>{_MEASURE})', re.IGNORECASE)
+# units that no action takes as a parameter: "at N <unit>" is always a condition
+# ("degrees" alone is not among them: "tilt the gimbal at 45 degrees" is an angle)
+_CONDITION_UNITS = re.compile(r'(?:%|percent|per cent|pct|v|volts?|°c|°f|(?<!\w)c|(?<!\w)f|'
+                              r'dbm|ppm|celsius|fahrenheit)$', re.IGNORECASE)
+_SPEED_UNITS = re.compile(r'(?:m/s|mps|km/h|kph|kmh|knots?|kts?|kn|mph)$', re.IGNORECASE)
+# verbs whose "at N m" is their own parameter ("hover at 20 m", "orbit at 30 m")
+_PARAMETER_VERBS = frozenset("""fly go head move hover hold climb ascend descend rise cruise
+orbit circle loiter set change keep stay maintain level travel return come navigate survey map
+patrol follow track approach takeoff launch lift raise lower drop release winch reposition
+goto""".split())
+# "after touchdown disarm", "after the survey, come home": an event the vehicle reports
+_AFTER_EVENT = re.compile(
+    r'\b(?P<m>after)\s+(?:the\s+)?(?:landing|touchdown|touch\s+down|we\s+land|it\s+lands|'
+    r"you\s+land|mission|survey|patrol)(?:\s+(?:is\s+|has\s+|'s\s+)?(?:been\s+)?(?:done|"
+    r'finished|finishes|complete|completed|completes|over|ended|ends))?\b', re.IGNORECASE)
+# a comparison at the start of a clause, without a connective: "bat<20", "wind>12 rtl",
+# "latency above 500ms", "esc temp > 85"
+_HEAD_COMPARISON = re.compile(
+    rf"^(?P<q>[a-z][\w'-]*(?:\s+[a-z][\w'-]*){{0,2}}?)\s*(?:<=|>=|=<|=>|≤|≥|==|<|>|"
+    r'\s(?:(?:is\s+|are\s+|gets?\s+|goes\s+)?(?:above|over|below|under|exceeds?|more than|'
+    r'less than|greater than|lower than|higher than|at least|at most|past)|at|@)\s)\s*'
+    rf'{_MEASURE}', re.IGNORECASE)
+# the threshold first, without "at": "20% battery", "30 m up", "10 m/s wind", "35% left"
+_HEAD_MEASURE = re.compile(rf"^(?P<v>{_MEASURE})(?P<tail>(?:\s+[a-z][\w'-]*){{0,3}})",
+                           re.IGNORECASE)
+# "within 10 m of 47.39, 8.54 start recording", "within 5m of the launch point -> land"
+_HEAD_PROXIMITY = re.compile(rf'^(?:within|closer\s+than|nearer\s+than|less\s+than|under)\s+'
+                             rf'{_MEASURE}\s+(?:away\s+)?(?:of|from|to)\b', re.IGNORECASE)
+# a trailing threshold of an action that takes none: "turn the spotlight on below 10 m altitude"
+_TRAILING = re.compile(rf'(?:\b(?:automatically|only|whenever\s+you\s+are)\s+)?\b(?:below|above|'
+                       rf'under|over)\s+{_MEASURE}(?:\s+(?:altitude|height|agl|battery|charge))?'
+                       r'\s*$', re.IGNORECASE)
+_STATE_HEAD = re.compile(r"^(?:the\s+)?(?:mission|survey|patrol)(?:'s|\s+is|\s+has)?\s*"
+                         r'(?:been\s+)?(?:done|finished|complete|completed|over)$', re.IGNORECASE)
+_VERB = re.compile(r"[a-z][\w'-]*", re.IGNORECASE)
+_ACTIONS = frozenset(ACTION_VERBS)
+# verbs that are an order only with something after them ("drop the marker", "slow to 2 m/s")
+_NEEDS_OBJECT = frozenset('drop slow set turn start sound record lights spotlight'.split())
+_IMPERATIVES = _ACTIONS | {'take', 'snap', 'capture', 'film', 'photograph', 'enable'}
+
+
+_SPEC_OPENING = re.compile(r"^(?:(?:it|the drone|drone|you|the uav)\s+(?:should|must|will|shall|"
+                           r"needs?\s+to|has\s+to)\s+)?(?:automatically\s+|auto[- ]?|always\s+)?",
+                           re.IGNORECASE)
+
+
+def _first_verb(text: str) -> str:
+    """The verb a clause opens with ("it should turn ..." and "automatically ..." skipped)."""
+    text = _SPEC_OPENING.sub('', _strip_filler(text))
+    words = _VERB.findall(text.lower())
+    if words[:2] == ['take', 'off']:
+        return 'takeoff'
+    return words[0] if words else ''
+
+
+def _until_verb(text: str, start: int, most: int = 3) -> int:
+    """Where the words after ``start`` end: before a verb, or after ``most`` of them."""
+    for m in _VERB.finditer(text, start):
+        word = m.group(0).lower()
+        noun = re.search(r'\b(?:the|a|an|this|that)\s+$', text[start:m.start()], re.IGNORECASE)
+        if ((word in _ACTIONS or word in _PARAMETER_VERBS) and not noun) \
+                or len(text[start:m.start()].split()) >= most:
+            return len(text[:m.start()].rstrip())
+    return len(text.rstrip())
+
+
+@dataclass(frozen=True)
+class _Span:
+    start: int
+    end: int | None  # None: open (runs to the next cut), like a connective
+    marker: str
+    condition: bool  # the piece it opens is a condition
+    body: int = -1  # where its text starts (after the connective); -1: after the marker word
+
+
+# "on seeing a person", "upon reaching home", "on link loss": a connective before a noun of
+# an event ("on" alone is not one)
+_UPON = re.compile(r'\b(?:up)?on\s+(?=(?:seeing|detecting|spotting|finding|noticing|reaching|'
+                   r'arriving|arrival|landing|touchdown|touching\s+down|take-?off|'
+                   r'(?:signal|link|connection|comms)\s+loss|loss\s+of)\b)', re.IGNORECASE)
+
+
+def _spans(part: str) -> list[_Span]:
+    """Every cut of ``part``: connectives (open) and written-out conditions (closed spans)."""
+    opened = [_Span(m.start(), None, ' '.join(m.group(1).lower().split()),
+                    ' '.join(m.group(1).lower().split()) in CONDITION_MARKERS, m.end())
+              for m in _MARKER.finditer(part)]
+    opened += [_Span(m.start(), None, 'upon', True, m.end()) for m in _UPON.finditer(part)]
+    opened.sort(key=lambda o: o.start)
+    closed: list[_Span] = []
+
+    def inside_condition(at: int) -> bool:
+        last = [o for o in opened if o.start < at]
+        return bool(last) and last[-1].condition
+
+    for m in _TIMED.finditer(part):
+        if not inside_condition(m.start()):
+            marker = ' '.join((m.group('m') or m.group('at') or '').lower().split())
+            closed.append(_Span(m.start(), m.end(), marker, True))
+    for m in _IN_TIME.finditer(part):
+        lead, tail = part[:m.start()], part[m.end():]
+        initial = not _strip_filler(lead).strip(' ,') and not _STATEMENT.search(tail)
+        final = not tail.strip(' ,.!') and not _STATEMENT.search(lead)
+        if (initial or final) and not inside_condition(m.start()):
+            closed.append(_Span(m.start(), m.end(), 'in', True))
+    for m in _AT_MEASURE.finditer(part):
+        if inside_condition(m.start()) or any(c.start <= m.start() < (c.end or 0)
+                                              for c in closed):
+            continue
+        value = m.group('v').strip()
+        unit = re.sub(r'^[-+−\d.,\s]+', '', value)
+        initial = not _strip_filler(part[:m.start()]).strip(' ,')
+        if re.search(r"\b(?:is|are|was|were|'s|'re|currently|now|still)\s*$", part[:m.start()],
+                     re.IGNORECASE):
+            continue  # "the battery is at 12 percent": a statement, not a condition
+        lead = _strip_filler(part[:m.start()]).strip()
+        if lead and len(lead.split()) <= 3 and names_quantity(lead) \
+                and _first_verb(lead) not in _ACTIONS | _PARAMETER_VERBS:
+            continue  # "battery at 20% -> land": a comparison at the start, read whole
+        verb = _first_verb(part[:m.start()])
+        if initial or (_CONDITION_UNITS.search(value) and verb not in ('set', 'change')) or (
+                unit and not _SPEED_UNITS.search(value) and verb not in _PARAMETER_VERBS
+                and verb in _IMPERATIVES):
+            if not unit and not initial:
+                continue
+            closed.append(_Span(m.start(), _until_verb(part, m.end()), 'at', True))
+    trailing = _TRAILING.search(part)
+    if trailing and not any(o.start < trailing.start() for o in opened) \
+            and _first_verb(part) in _IMPERATIVES \
+            and _first_verb(part) not in _PARAMETER_VERBS:
+        closed.append(_Span(trailing.start(), trailing.end(), '', True))
+    for event in _AFTER_EVENT.finditer(part):  # at the start or the end of the clause only
+        if not _strip_filler(part[:event.start()]).strip(' ,') \
+                or not part[event.end():].strip(' ,.!'):
+            closed.append(_Span(event.start(), event.end(), 'after', True))
+    closed.sort(key=lambda c: c.start)
+    keep: list[_Span] = []
+    for c in closed:  # overlapping spans: the first wins
+        if not keep or c.start >= (keep[-1].end or 0):
+            keep.append(c)
+    spans = [o for o in opened if not any(c.start <= o.start < (c.end or 0) for c in keep)]
+    return sorted(spans + keep, key=lambda c: c.start)
+
+
+def _head(piece: str) -> int:
+    """Length of a condition written at the start of ``piece`` without a connective (0: none)."""
+    m = _HEAD_COMPARISON.match(piece)
+    statement = m and re.search(r"(?:\bis|\bare|\bwas|\bwere|'s|'re|\bcurrently|\bnow|\bstill)"
+                                r'\s+(?:at|@)\s', m.group(0), re.IGNORECASE)
+    if m and not statement and names_quantity(m.group('q')) and m.group('q').split()[0].lower() \
+            not in _ACTIONS | _PARAMETER_VERBS:
+        return m.end()
+    m = _HEAD_MEASURE.match(piece)
+    if m:
+        end = _until_verb(piece, m.end('v'))
+        tail = piece[m.end('v'):end]
+        unit = re.sub(r'^[-+−\d.,\s]+', '', m.group('v').strip())
+        if unit and (names_quantity(tail) or re.match(r'\s+(?:up|high|agl|left|remaining)\b',
+                                                     tail) or _CONDITION_UNITS.search(unit)):
+            return end
+    m = _HEAD_PROXIMITY.match(piece)
+    if m:
+        return _until_verb(piece, m.end(), most=6)
+    if _STATE_HEAD.match(piece.strip()):
+        return len(piece)
+    return 0
+
+
+def _pieces(text: str) -> list[tuple[str, str, int, bool]]:
+    """(marker, text, chunk, is_condition) in order; marker '' for pieces opened by none.
+
+    ``chunk`` numbers the punctuation-delimited chunks, so that a condition can gate the
+    actions that share its chunk ("if X, land and disarm").
+    """
+    pieces: list[tuple[str, str, int, bool]] = []
+    text = _STEP.sub(';', normalise(text))
+    # "hover for 30 s, then land": the duration of one action is the delay of the next
+    delays = [m.group('d').lower() for m in _FOR_THEN.finditer(text)]
+    for n, chunk in enumerate(_PUNCT.split(text)):
         for part in _SEPARATOR.split(chunk):
             part = part.strip()
-            if not part:
+            if part:
+                pieces += [(m, t, n, c) for m, t, c in _cut(part)]
+    out: list[tuple[str, str, int, bool]] = []
+    for k, piece in enumerate(pieces):
+        out.append(piece)
+        ended = next((d for d in delays if not piece[3] and piece[1].lower().endswith(d)), '')
+        if ended and k + 1 < len(pieces):
+            delays.remove(ended)
+            out.append(('for', piece[1][len(piece[1]) - len(ended):], piece[2], True))
+    return out
+
+
+def _cut(part: str) -> list[tuple[str, str, bool]]:
+    out: list[tuple[str, str, bool]] = []
+    start, marker, condition, skip = 0, '', False, False
+    for span in _spans(part):
+        before = part[start:span.start].strip()
+        if before:
+            out.append((marker, before, condition))
+        elif marker and span.end is None and not skip:
+            # two connectives in a row ("once when ..."): keep the first
+            continue
+        if span.end is None:
+            marker, condition, skip, start = span.marker, span.condition, False, span.body
+        else:
+            body_at = span.start + len(span.marker) if span.marker and part[span.start:].lower() \
+                .startswith(span.marker) else span.start
+            body = part[body_at:span.end].strip(' @')
+            if body:
+                out.append((span.marker, body, True))
+            marker, condition, start, skip = '', False, span.end, True
+    rest = part[start:].strip()
+    if rest:
+        out.append((marker, rest, condition))
+    # a condition written at the start of a piece without a connective: "bat<20 land"
+    final: list[tuple[str, str, bool]] = []
+    for marker, text, condition in out:
+        body = _strip_filler(text)
+        if not marker and not condition:
+            if re.match(r'should\s', body, re.IGNORECASE):
+                final.append(('should', body[6:].strip(), True))
                 continue
-            # Cut before every marker; the marker goes with the text after it.
-            cuts = [m for m in _MARKER.finditer(part)]
-            start, marker = 0, ''
-            for m in cuts:
-                before = part[start:m.start()].strip()
-                if before:
-                    pieces.append((marker, before))
-                elif marker:
-                    # two markers in a row ("once when ..."): keep the first
-                    continue
-                marker, start = ' '.join(m.group(1).lower().split()), m.end()
-            rest = part[start:].strip()
-            if rest:
-                pieces.append((marker, rest))
-    return pieces
+            at = _head(body)
+            if at:
+                head, rest = body[:at].strip(), body[at:].strip(' ,')
+                final.append(('', head, True))
+                if rest:
+                    final.append(('', rest, False))
+                continue
+        final.append((marker, text, condition))
+    return final
 
 
-def _split_glued_action(marker: str, piece: str) -> list[tuple[str, str]]:
-    """Cut a condition piece before an imperative verb that follows it without punctuation."""
-    if marker not in CONDITION_MARKERS:
-        return [(marker, piece)]
+def _split_glued_action(marker: str, piece: str, condition: bool) -> list[tuple[str, str, bool]]:
+    """Cut a condition piece before an imperative verb that follows it without punctuation.
+
+    The condition keeps at least two words ("once airborne start recording": one, when that
+    word is a condition of its own), and a verb followed by a comparison stays in it.
+    """
+    if not condition:
+        return [(marker, piece, condition)]
     tokens = piece.split()
-    for k in range(2, len(tokens)):
+    for k in range(1, len(tokens)):
         word = tokens[k].lower().strip('"\'')
-        if word in ACTION_VERBS and tokens[k - 1].lower() not in _SUBJECTS:
-            return [(marker, ' '.join(tokens[:k])), ('', ' '.join(tokens[k:]))]
-    return [(marker, piece)]
+        if word not in _ACTIONS or tokens[k - 1].lower() in _SUBJECTS:
+            continue
+        if _COMPARED.match(' '.join(tokens[k + 1:])):
+            continue
+        if word in _NEEDS_OBJECT and k == len(tokens) - 1:
+            continue  # "should the link drop": the condition's verb, not an order
+        if k == 1 and not watchable(tokens[0]):
+            continue
+        return [(marker, ' '.join(tokens[:k]), True), ('', ' '.join(tokens[k:]), False)]
+    return [(marker, piece, condition)]
 
 
 def split_clauses(text: str) -> list[Clause]:
     """The request's clauses in order, with roles, negation and gating conditions."""
     clauses: list[Clause] = []
     pending_condition = ''
-    pieces = [p for m, t in _pieces(text) for p in _split_glued_action(m, t)]
-    for marker, piece in pieces:
+    gated_chunk = -1  # the chunk whose actions the last consumed condition gates
+    gating = ''
+    back: int | None = None  # the action before the pending condition that it gates too
+    last_chunk = -1
+    pieces = [(p, n) for m, t, n, c in _pieces(text) for p in _split_glued_action(m, t, c)]
+    pieces = _unconditional_should(pieces)
+    for (marker, piece, condition), chunk in pieces:
         body = _strip_filler(piece)
         if not body or not re.search(r'[A-Za-z0-9]', body) or _BARE_STEP.match(body):
             continue
-        role = 'condition' if marker in CONDITION_MARKERS else 'action'
+        if marker in ('while', 'before') and watchable(body):
+            condition = True  # "keep recording while the wind is under 8 m/s"
+        role = 'condition' if condition else 'action'
         negated = bool(NEGATIONS.search(body))
-        condition = ''
+        gate = ''
         if role == 'condition':
             # the executor reads the connective too ("unless" and "until" are not "when")
-            pending_condition = f'{marker} {body}'
-            # An action clause that precedes its condition ("land if X") is gated too.
+            text_of = f'{marker} {body}'.strip()
+            if clauses and clauses[-1].role == 'condition' and chunk == last_chunk \
+                    and pending_condition:
+                # "if the battery is below 20% and the wind above 10 m/s": one condition of
+                # two, which the executor refuses, never one of them alone
+                text_of = f'{pending_condition} and {text_of}'
+                if back is not None:
+                    clauses[back] = replace(clauses[back], condition=text_of)
+            pending_condition = text_of
+            # An action clause that precedes its condition ("land if X") is gated too; so is
+            # one before "until"/"while"/"before" X when X is watchable ("hover until the
+            # battery hits 30%"): the executor refuses it rather than run it without its end.
+            # The duration of an action ("hover for 30 s, then land") gates only the next one.
+            back = None
             if (
                 clauses
                 and clauses[-1].role == 'action'
                 and not clauses[-1].condition
-                and marker != 'until'
+                and marker != 'for'
+                and (marker not in ('until', 'till') or watchable(body))
             ):
                 clauses[-1] = replace(clauses[-1], condition=pending_condition)
+                back = len(clauses) - 1
+            gated_chunk = -1
         elif pending_condition:
-            condition, pending_condition = pending_condition, ''
+            gate, pending_condition = pending_condition, ''
+            gated_chunk, gating = chunk, gate
+        elif chunk == gated_chunk:
+            gate = gating  # "if X, land and disarm": both actions wait for X
         steering = bool(STEERING.search(body))
-        clauses.append(Clause(len(clauses), body, role, marker, negated, condition, steering))
+        clauses.append(Clause(len(clauses), body, role, marker, negated, gate, steering,
+                              role == 'condition' and time_only(f'{marker} {body}')))
+        last_chunk = chunk
     return clauses
+
+
+def _unconditional_should(
+    pieces: list[tuple[tuple[str, str, bool], int]]
+) -> list[tuple[tuple[str, str, bool], int]]:
+    """A "should ..." piece with no action anywhere else is a question, not a condition."""
+    if any(p[0] == 'should' for p, _ in pieces) and not any(not p[2] for p, _ in pieces):
+        return [((('', f'should {p[1]}', False) if p[0] == 'should' else p), n)
+                for p, n in pieces]
+    return pieces
 
 
 def fragments(text: str) -> list[str]:

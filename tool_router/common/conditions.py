@@ -12,22 +12,30 @@ A sensor reading is a flat JSON object of numbers, booleans and short strings
 their answer after the human-readable text, on a line of its own starting with
 ``reading:`` (:func:`encode_reading` / :func:`decode_reading`).
 
-The grammar (one quantity, one comparison, one threshold; see docs/EXECUTOR.md):
+The grammar (one quantity, one comparison, one threshold; the full table is in
+docs/EXECUTOR.md, "Condition grammar"):
 
-* numeric: ``[when|if|once|as soon as|whenever] <quantity> <comparison> <number><unit>``,
-  e.g. "when the battery drops below 25%", "if the wind exceeds 15 knots",
-  "once we're above 100 ft"; a pronoun ("when it drops below 25%") takes its
-  quantity from the request's other sensors when exactly one of them fits the unit;
-* distance: "when we are within 50 m of home", "... of 47.398, 8.546";
-* time: "after 30 seconds", "in 2 minutes", "at 14:30" (UTC);
+* numeric: ``[when|if|once|should|at|...] <quantity> <comparison> <number><unit>`` in words
+  or symbols ("when the battery drops below 25%", "bat<20", "should the wind exceed 10 m/s",
+  "if the signal gets weaker than -90"), or the threshold first ("at 15% battery",
+  "20% battery", "10 m/s wind": the quantity reaching it); numbers may be spelled ("twenty
+  percent"); a number without a unit is read in the quantity's canonical unit (°C for
+  temperatures, m, m/s, %, V, dBm, ms, ppm) when it is plausible there, else refused;
+* a pronoun ("when it drops below 25%") takes its quantity from what the request named
+  before the condition, else from the request's other sensors, when exactly one fits;
+* proximity of a detection: "if a person is within 3 m" -> the detector's distance to the
+  nearest person (never the altitude);
+* distance to a point: "when we are within 50 m of home", "... of 47.398, 8.546", arrival at a
+  place of the places file ("when you reach the north gate"); any other place is refused;
+* time: "after 30 seconds", "in 2 minutes", "wait 5 s", "at 14:30", "at 9am" (UTC);
 * vehicle state: "once the mission is finished", "when it has landed", "once airborne";
-* detections: "when you see a person", "if a car shows up";
+* detections: "when you see a person", "once you see 3 or more people";
 * link: "if we lose the link".
 
-Refused (``Unreadable``): no threshold ("if it gets too windy"), a unit that
-does not fit the quantity ("battery below 20 m"), an ambiguous quantity, two
-conditions joined by and/or, negated or inverted connectives (unless, until,
-not), rates ("falls quickly").
+Refused (``Unreadable``): no threshold ("if it gets too windy"), a unit that does not fit the
+quantity ("battery below 20 m"), an ambiguous quantity, two conditions joined by and/or,
+negated or inverted connectives (unless, until, while, not), rates ("falls quickly"), an
+unknown place, a time that is not today's (UTC), an angle, a cell voltage.
 """
 from __future__ import annotations
 
@@ -35,12 +43,16 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Literal, Union
+from typing import Any, Callable, Literal, Mapping, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tool_router.common.numbers import digits
+from tool_router.common.places import Place, place_key
+
 READING_PREFIX = 'reading: '
 HOME = (47.3977, 8.5456)  # the simulated launch point; "home" in distance conditions
+HOME_RADIUS_M = 10.0  # "when you get home": how close counts as arrived
 CLOCK = 'clock'  # pseudo-sensor for time conditions: read by the watch manager itself
 
 Op = Literal['<', '<=', '>', '>=', '==']
@@ -53,46 +65,72 @@ class Quantity:
     name: str
     sensor: str
     field: str
-    dimension: str  # percent | length | speed | temperature | time | signal | ppm
+    dimension: str  # percent length speed temperature time_ms signal ppm ratio voltage
     words: str  # regex of words naming the quantity
-    falls: bool = False  # "reaches X" means "drops to X" (battery)
+    falls: Optional[bool] = False  # "reaches X" means "drops to X"; None: by the sign (<= 0 falls)
+    bare: tuple[float, float] = (-math.inf, math.inf)  # plausible range of a number without unit
+    worse: Optional[Op] = None  # what "worse than" means for it (None: not said of it)
 
 
 QUANTITIES: tuple[Quantity, ...] = (
     Quantity('battery', 'battery_status', 'battery_pct', 'percent',
-             r'battery|charge|state of charge|power level|juice', falls=True),
+             r'battery|batt?\b|batery|battry|charge|state of charge|power level|juice|pack|'
+             r'left\b|remaining', falls=True, bare=(0.0, 100.0)),
+    Quantity('pack voltage', 'battery_status', 'voltage_v', 'voltage',
+             r'pack voltage|battery voltage|voltage|volts?\b|pack\b', falls=True,
+             bare=(0.0, 60.0)),
     Quantity('altitude', 'altitude_sensor', 'altitude_m', 'length',
-             r'altitude|height|agl|climb\w*|descend\w*'),
+             r'altitude|\balt\b|height|agl|elevation|climb\w*|descend\w*', bare=(0.0, 150.0)),
     Quantity('speed', 'velocity_estimate', 'speed_mps', 'speed',
-             r'(?<!wind )speed|velocity|faster|slower|going'),
-    Quantity('wind', 'wind_estimate', 'wind_mps', 'speed', r'wind(?!\s+gust)|breeze'),
-    Quantity('gusts', 'wind_estimate', 'gust_mps', 'speed', r'gusts?'),
+             r'(?<!wind )speed|\bspd\b|velocity|ground ?speed|air ?speed|faster|slower|going',
+             bare=(0.0, 30.0)),
+    Quantity('wind', 'wind_estimate', 'wind_mps', 'speed', r'wind(?!\s*gust)|breeze',
+             bare=(0.0, 30.0)),
+    Quantity('gusts', 'wind_estimate', 'gust_mps', 'speed', r'gusts?', bare=(0.0, 40.0)),
     Quantity('air temperature', 'weather_sensor', 'air_temp_c', 'temperature',
-             r'(?:air\s+)?temperature|outside|it gets (?:colder|warmer)'),
-    Quantity('humidity', 'weather_sensor', 'humidity_pct', 'percent', r'humidity'),
+             r'(?:air\s+|outside\s+|ambient\s+|outdoor\s+)?temp(?:erature)?s?\b|outside|'
+             r'outdoors|ambient|weather|\bair\b(?!\s*quality)|it gets (?:colder|warmer)',
+             falls=None, bare=(-50.0, 55.0)),
+    Quantity('humidity', 'weather_sensor', 'humidity_pct', 'percent', r'humidity',
+             bare=(0.0, 100.0)),
     Quantity('motor temperature', 'motor_status', 'esc_temp_c', 'temperature',
-             r'motors?|escs?|esc temperature|motor temperature'),
+             r'esc temp(?:erature)?s?|motor temp(?:erature)?s?|motors?|escs?\b',
+             bare=(-30.0, 150.0)),
     Quantity('surface temperature', 'thermal_camera', 'max_temp_c', 'temperature',
-             r'surface temperature|hot ?spot|heat'),
+             r'(?:surface|panel|roof|pipe|object|target|transformer|chimney|wall|engine|fire|'
+             r'water)\s+temp(?:erature)?s?|hot ?spots?|heat|thermal', bare=(-40.0, 400.0)),
     Quantity('signal strength', 'link_quality', 'rssi_dbm', 'signal',
-             r'signal|rssi|link quality|link strength'),
-    Quantity('packet loss', 'link_quality', 'packet_loss_pct', 'percent', r'packet loss'),
-    Quantity('link latency', 'link_quality', 'latency_ms', 'time_ms', r'latency|lag'),
+             r'signal|rssi|link quality|link strength|reception', falls=True,
+             bare=(-130.0, 0.0), worse='<'),
+    Quantity('packet loss', 'link_quality', 'packet_loss_pct', 'percent',
+             r'packet loss|packets|loss rate', bare=(0.0, 100.0), worse='>'),
+    Quantity('link latency', 'link_quality', 'latency_ms', 'time_ms', r'latency|lag|delay|ping',
+             bare=(0.0, 10000.0), worse='>'),
     Quantity('obstacle distance', 'obstacle_proximity', 'nearest_m', 'length',
-             r'obstacles?|anything|something|wires?|branch|trees?|walls?|props|propellers'),
+             r'obstacles?|anything|something|wires?|branch|trees?|walls?|props|propellers|'
+             r'clearance|nearest object|obstacle sensor', falls=True, bare=(0.0, 100.0)),
     Quantity('geofence margin', 'geofence_monitor', 'margin_m', 'length',
-             r'geofence|fence|boundary|no-fly zone|no fly zone'),
-    Quantity('co', 'air_quality_sensor', 'co_ppm', 'ppm', r'\bco\b|carbon monoxide'),
-    Quantity('methane', 'air_quality_sensor', 'ch4_ppm', 'ppm', r'methane|ch4'),
-    Quantity('ndvi', 'multispectral_camera', 'ndvi', 'ratio', r'ndvi|vegetation index'),
+             r'geofence|fence|boundary|no-fly zone|no fly zone', falls=True,
+             bare=(0.0, 1000.0)),
+    Quantity('co', 'air_quality_sensor', 'co_ppm', 'ppm', r'\bco\b|carbon monoxide',
+             bare=(0.0, 5000.0)),
+    Quantity('methane', 'air_quality_sensor', 'ch4_ppm', 'ppm', r'methane|ch4',
+             bare=(0.0, 100000.0)),
+    Quantity('ndvi', 'multispectral_camera', 'ndvi', 'ratio', r'ndvi|vegetation index',
+             bare=(-1.0, 1.0)),
 )
 BY_NAME = {q.name: q for q in QUANTITIES}
+# Comparatives that name the quantity they compare (when the condition names none).
+IMPLIED: tuple[tuple[str, str], ...] = (
+    (r'weaker|stronger', 'signal strength'),
+    (r'windier|calmer', 'wind'),
+)
 
 # unit word -> (dimension, canonical unit, factor, offset): canonical = value * factor + offset
 UNITS: dict[str, tuple[str, str, float, float]] = {}
 for _words, _spec in (
     (('%', 'percent', 'per cent', 'pct'), ('percent', '%', 1.0, 0.0)),
-    (('m', 'metre', 'metres', 'meter', 'meters'), ('length', 'm', 1.0, 0.0)),
+    (('m', 'metre', 'metres', 'meter', 'meters', 'mtrs'), ('length', 'm', 1.0, 0.0)),
     (('ft', 'foot', 'feet'), ('length', 'm', 0.3048, 0.0)),
     (('km', 'kilometre', 'kilometres', 'kilometer', 'kilometers'), ('length', 'm', 1000.0, 0.0)),
     (('m/s', 'mps', 'metres per second', 'meters per second'), ('speed', 'm/s', 1.0, 0.0)),
@@ -100,77 +138,153 @@ for _words, _spec in (
      ('speed', 'm/s', 1 / 3.6, 0.0)),
     (('knots', 'knot', 'kt', 'kts', 'kn'), ('speed', 'm/s', 0.514444, 0.0)),
     (('mph', 'miles per hour'), ('speed', 'm/s', 0.44704, 0.0)),
-    (('°c', 'degc', 'c', 'degrees celsius', 'celsius', 'degrees c'),
+    (('°c', 'degc', 'c', 'degrees celsius', 'celsius', 'degrees c', 'deg c'),
      ('temperature', '°C', 1.0, 0.0)),
-    (('°f', 'degf', 'f', 'fahrenheit', 'degrees fahrenheit', 'degrees f'),
+    (('°f', 'degf', 'f', 'fahrenheit', 'degrees fahrenheit', 'degrees f', 'deg f'),
      ('temperature', '°C', 5 / 9, -32 * 5 / 9)),
+    # "degrees" alone: a temperature in °C (angles are refused before units are read)
+    (('degrees', 'degree', 'deg', '°'), ('temperature', '°C', 1.0, 0.0)),
     (('dbm',), ('signal', 'dBm', 1.0, 0.0)),
     (('ms', 'milliseconds', 'millisecond'), ('time_ms', 'ms', 1.0, 0.0)),
+    (('s', 'sec', 'secs', 'second', 'seconds'), ('time_ms', 'ms', 1000.0, 0.0)),
     (('ppm',), ('ppm', 'ppm', 1.0, 0.0)),
+    (('v', 'volt', 'volts'), ('voltage', 'V', 1.0, 0.0)),
 ):
     for _w in _words:
         UNITS[_w] = _spec
 SHOWN = {'°c': '°C', 'degc': '°C', 'c': '°C', '°f': '°F', 'degf': '°F', 'f': '°F',
-         'dbm': 'dBm'}
+         'dbm': 'dBm', 'v': 'V', 'degrees': '°C', 'degree': '°C', 'deg': '°C', '°': '°C'}
 TIME_UNITS = {'s': 1.0, 'sec': 1.0, 'secs': 1.0, 'second': 1.0, 'seconds': 1.0,
               'min': 60.0, 'mins': 60.0, 'minute': 60.0, 'minutes': 60.0,
               'h': 3600.0, 'hr': 3600.0, 'hrs': 3600.0, 'hour': 3600.0, 'hours': 3600.0}
-# The unit a bare number is read in, per dimension (only where nothing else is plausible).
-BARE_UNIT = {'percent': '%', 'ratio': '', 'signal': 'dBm', 'ppm': 'ppm'}
+# The unit a bare number is read in, per dimension (the executor's canonical units).
+BARE_UNIT = {'percent': '%', 'ratio': '', 'signal': 'dBm', 'ppm': 'ppm', 'voltage': 'V',
+             'length': 'm', 'speed': 'm/s', 'temperature': '°C', 'time_ms': 'ms'}
 
-LEAD = re.compile(r'^(?:as soon as|in case|in the event that|provided that|whenever|once|when|'
-                  r'if|after|in)\b\s*', re.I)
-INVERTED = re.compile(r'^(?:unless|until|till|while|before)\b', re.I)
-NEGATED = re.compile(r"\b(?:not|never|no longer|isn'?t|aren'?t|doesn'?t|don'?t|won'?t)\b", re.I)
+LEAD = re.compile(r'^(as soon as|in case|in the event that|provided that|whenever|every time|'
+                  r'each time|any ?time|once|when|if|should|after|upon|on|'
+                  r'at(?!\s+(?:least|most)\b)|wait(?:\s+for)?|give it)\b\s*', re.I)
+INVERTED = re.compile(r'^(?:unless|until|till|while|before|as long as|except)\b', re.I)
+NEGATED = re.compile(r"\b(?:not|never|no longer|isn'?t|aren'?t|doesn'?t|don'?t|won'?t|"
+                     r"hasn'?t|haven'?t)\b", re.I)
 JOINED = re.compile(r'\b(?:and|or|but)\b', re.I)
+# "3 or more people", "20 m or less": one comparison, not two conditions
+_NOT_JOINED = re.compile(r'\bor (?:more|less|fewer|above|below|higher|lower|over|under)\b|'
+                         r'\d+[.,]\d+\s*,\s*-?\d')
+_UNKNOWN_UNIT = re.compile(r'(?<![\w.])[-+−]?\d+(?:[.,]\d+)?\s*(yards?|yd|inch(?:es)?|miles?|mi|'
+                           r'cm|mm|nmi|psi|bar|hpa|mbar|lux|rpm|amps?|mah|watts?|kw|kg|lbs?|'
+                           r'pounds|gallons?|lit(?:er|re)s?|kelvin)\b', re.I)
+PRONOUN = re.compile(r"^(?:it|they|its|it's|they're|them|that|this|those|these)\b", re.I)
 NUMBER = r'[-+−]?\d+(?:[.,]\d+)?'
 _UNIT_ALT = '|'.join(sorted((re.escape(u) for u in UNITS), key=len, reverse=True))
-MEASURE = re.compile(rf'({NUMBER})\s*({_UNIT_ALT})?(?![\w/])', re.I)
-COORD = re.compile(rf'({NUMBER})\s*°?\s*[NS]?\s*[,;/ ]\s*({NUMBER})\s*°?\s*[EW]?', re.I)
+UNIT_PATTERN = _UNIT_ALT  # every unit word, longest first (for other patterns to embed)
+MEASURE = re.compile(rf'(?<![\w.])({NUMBER})\s*({_UNIT_ALT})?(?![\w/°])', re.I)
+_COORD_NUM = r'[-+−]?\d{1,3}\.\d+'
+COORD = re.compile(rf'(?:lat(?:itude)?\s*)?({_COORD_NUM})\s*°?\s*([NS])?\s*[,;/ ]\s*'
+                   rf'(?:lon(?:g(?:itude)?)?\s*)?({_COORD_NUM})\s*°?\s*([EW])?', re.I)
 VAGUE = re.compile(r'\b(?:low|high|too|strong|weak|quickly|fast|slowly|bad|good|gets? '
-                   r'(?:worse|better)|thicker|stressed|looks?)\b', re.I)
+                   r'(?:worse|better)|thicker|stressed|looks?|near|close|far)\b', re.I)
+ANGLE = re.compile(r'\b(?:heading|roll|pitch|yaw|bearing|angle|tilt|attitude|gimbal|compass|'
+                   r'azimuth)\b', re.I)
+SYMBOL = re.compile(r'(<=|>=|=<|=>|≤|≥|==|<|>|=)\s*$')
+SYMBOL_OP: dict[str, str] = {'<=': '<=', '=<': '<=', '≤': '<=', '>=': '>=', '=>': '>=',
+                             '≥': '>=', '<': '<', '>': '>', '==': 'reach', '=': 'reach'}
 
 # comparison words, checked in this order (longest first where they overlap)
 COMPARISONS: tuple[tuple[str, str], ...] = (
-    (r'at least|no less than|not less than|or more', '>='),
-    (r'at most|no more than|not more than|or less', '<='),
-    (r'within|closer than|nearer than', '<'),
+    (r'at least|no less than|not less than|or more|or above|or higher', '>='),
+    (r'at most|no more than|not more than|or less|or below|or lower', '<='),
+    (r'within|closer than|nearer than|inside', '<'),
     (r'farther than|further than|beyond', '>'),
+    (r'worse than', 'worse'),
+    (r'better than', 'better'),
     (r'(?:drops?|dropped|falls?|fell|goes|gone|gets?|is|are|\'s|\'re|decreases?|sinks?|'
-     r'dips?|slows?)\s+(?:down\s+)?(?:below|under|beneath|less than|lower than|to)', '<'),
+     r'dips?|slows?)\s+(?:down\s+)?(?:below|under|beneath|less than|lower than)', '<'),
     (r'(?:rises?|rose|climbs?|goes|gets?|is|are|\'s|\'re|increases?|picks? up|grows?|'
-     r'speeds? up)\s+(?:up\s+)?(?:above|over|beyond|more than|higher than|past|to)', '>'),
-    (r'below|under|beneath|less than|lower than|slower than|colder than|fewer than|<', '<'),
-    (r'above|over|exceeds?|exceeding|more than|higher than|greater than|faster than|'
-     r'warmer than|hotter than|tops|>', '>'),
-    (r'reach(?:es|ed)?|hits?|gets? to|equals?', 'reach'),
+     r'speeds? up)\s+(?:up\s+)?(?:above|over|beyond|more than|higher than|past)', '>'),
+    (r'(?:drops?|dropped|falls?|fell|fallen|goes|gone|gets?|got|comes?|came|decreases?|'
+     r"decreased|sinks?|sank|dips?|dipped|descends?|descended|slows?|slowed|is|are|'s|'re|was)\s+"
+     r'down\s+to|(?:drops?|dropped|falls?|fell|fallen|decreases?|decreased|sinks?|sank|dips?|'
+     r'dipped|descends?|descended)\s+to', 'down_to'),
+    (r'(?:rises?|rose|risen|climbs?|climbed|goes|gone|gets?|got|increases?|increased|grows?|'
+     r"grew|speeds?|is|are|'s|'re|was)\s+up\s+to|(?:rises?|rose|risen|climbs?|climbed|"
+     r'increases?|increased|grows?|grew|ascends?|ascended)\s+to', 'up_to'),
+    (r'below|under|beneath|less than|lower than|slower than|colder than|cooler than|'
+     r'fewer than|weaker than|calmer than|sub', '<'),
+    (r'above|over|exceeds?|exceeding|exceeded|more than|higher than|greater than|faster than|'
+     r'warmer than|hotter than|windier than|stronger than|tops?|pass(?:es|ed)?|past|'
+     r'surpass\w*|beyond', '>'),
+    (r'reach(?:es|ed)?|hits?|gets? to|equals?|is at|\'s at|are at|at', 'reach'),
 )
 
 STATES: tuple[tuple[str, str, str, Any], ...] = (
     # (pattern, sensor, field, expected value)
-    (r'(?:mission|survey|patrol|route|flight plan)\s+(?:is\s+|has\s+)?'
-     r'(?:done|finished|complete|completed|over|ended)|(?:finish|complete)\w*\s+the\s+'
-     r'(?:mission|survey|patrol)', 'vehicle_state', 'mission', 'finished'),
-    (r'\b(?:landed|touch(?:es|ed)? down|(?:is|it\'s|we\'re|are)\s+(?:down\s+)?on the ground|'
-     r'down on the ground)', 'vehicle_state', 'on_ground', True),
-    (r'\b(?:airborne|in the air|(?:has\s+)?taken off|took off|lifts? off)', 'vehicle_state',
-     'on_ground', False),
-    (r'\b(?:lose|lost|loses|drops?|dropped)\s+(?:the\s+)?(?:link|connection|radio|signal|'
-     r'telemetry)|(?:link|connection|radio|signal|telemetry)\s+(?:is\s+)?(?:lost|drops|'
-     r'goes down)', 'link_quality', 'link_lost', True),
-    (r'\b(?:leave|leaves|left|exit|exits|cross|crosses|crossed|outside)\s+(?:of\s+)?'
-     r'(?:the\s+)?(?:allowed area|geofence|fence|boundary)', 'geofence_monitor', 'inside',
-     False),
+    (r"(?:mission|survey|patrol|route|flight plan)(?:'s|\s+is|\s+has)?\s*(?:been\s+)?"
+     r'(?:done|finished|complete|completed|completes|over|ended|ends|finishes)|(?:finish|'
+     r'complete)\w*\s+the\s+(?:mission|survey|patrol)|done with the (?:mission|survey|patrol)',
+     'vehicle_state', 'mission', 'finished'),
+    (r'\b(?:landed|touch(?:es|ed)?\s*down|touchdown|(?:is|it\'s|we\'re|are)\s+(?:down\s+)?on '
+     r'the ground|on the ground|back on the ground|(?:it|we|you|the drone)\s+lands?\b)',
+     'vehicle_state', 'on_ground', True),
+    (r'\b(?:airborne|in the air|(?:has\s+)?taken off|took off|lifts? off|off the ground)',
+     'vehicle_state', 'on_ground', False),
+    (r'\b(?:lose|lost|loses|losing|drops?|dropped)\s+(?:the\s+)?(?:rc\s+|radio\s+|data\s+|c2\s+)?'
+     r'(?:link|connection|radio|signal|telemetry|comms)|(?:link|connection|radio|signal|'
+     r'telemetry|comms)\s+(?:is\s+|are\s+|was\s+|were\s+|gets\s+|goes\s+|be\s+|has been\s+)?'
+     r'(?:lost|drops?|dropped|go(?:es)? down|'
+     r'cuts? out|fails?|failed|dies|die|down)\b|\b(?:link|signal|connection)\s+loss|'
+     r'\bloss of (?:the\s+)?(?:link|signal|connection|telemetry)|'
+     r'\bno\s+(?:signal|link|connection|telemetry)',
+     'link_quality', 'link_lost', True),
+    (r'\b(?:leave|leaves|left|leaving|exit|exits|exited|cross|crosses|crossed|outside|out of|'
+     r'breach\w*)\s+(?:of\s+)?(?:the\s+)?(?:allowed\s+|operating\s+|flight\s+|mission\s+|'
+     r'survey\s+)?(?:area|geofence|fence|boundary|zone)', 'geofence_monitor', 'inside', False),
 )
-DETECTIONS: tuple[tuple[str, str], ...] = (
-    (r'person|people|someone|anyone|somebody|anybody|human|man|woman|child|swimmer|hiker',
-     'persons'),
-    (r'car|vehicle|truck|van|boat', 'vehicles'),
-    (r'animal|deer|dog|cow|sheep|bird', 'animals'),
+# "after landing", "after the survey": an event the vehicle reports as a state
+AFTER_EVENTS: tuple[tuple[str, str, str, Any], ...] = (
+    (r'(?:the\s+)?(?:landing|touchdown|touch(?:ing)? down|we land|it lands|you land)',
+     'vehicle_state', 'on_ground', True),
+    (r'(?:the\s+)?(?:take-?off|takeoff|take off|lift-?off)', 'vehicle_state', 'on_ground', False),
+    (r'(?:the\s+)?(?:mission|survey|patrol|flight plan)', 'vehicle_state', 'mission', 'finished'),
 )
-DETECT_VERB = re.compile(r'\b(?:see|sees|spot|spots|detect|detects|find|finds|notice|'
-                         r'shows? up|appears?|enters?|comes? into view|is detected|'
-                         r'are detected|is spotted|pick up)\b', re.I)
+
+
+@dataclass(frozen=True)
+class Detected:
+    """A class of objects the detector reports: its count field and its distance field."""
+
+    kind: str
+    count: str
+    distance: str
+    words: str
+
+
+DETECTIONS: tuple[Detected, ...] = (
+    Detected('person', 'persons', 'person_distance_m',
+             r'person|persons|people|someone|somebody|anyone|anybody|humans?|man|men|woman|women|'
+             r'child|children|kids?|swimmers?|hikers?|pedestrians?|workers?|intruders?|'
+             r'climbers?|surfers?|runners?|cyclists?|skiers?|trespassers?|crowd|individuals?'),
+    Detected('vehicle', 'vehicles', 'vehicle_distance_m',
+             r'cars?|(?<!the )(?<!our )(?<!my )(?<!this )vehicles?|trucks?|vans?|boats?|bus|'
+             r'buses|tractors?|lorr(?:y|ies)|motorbikes?|motorcycles?|ships?|jet skis?|suvs?'),
+    Detected('animal', 'animals', 'animal_distance_m',
+             r'animals?|deer|dogs?|cows?|cattle|sheep|birds?|horses?|cats?|goats?|pigs?|fox(?:es)?|'
+             r'wolf|wolves|bears?|moose|elk|boars?|livestock|wildlife|kangaroos?|geese|goose|'
+             r'ducks?'),
+)
+DETECT_VERB = re.compile(r"\b(?:see|sees|seen|seeing|spot|spots|spotted|spotting|detect|detects|"
+                         r'detected|detecting|find|finds|finding|notice|notices|noticing|'
+                         r'shows? up|appears?|comes? into view|enters?|is seen|are seen|pick up|'
+                         r'count|in view|in sight|on camera|in (?:the )?(?:frame|shot|image)|'
+                         r'approach(?:es)?|walks? in|flies in|comes? in|turns? up|pops? up|'
+                         r"is present|are present|there(?:'s| is| are))\b", re.I)
+# "within 15 m of the drone": a distance to the vehicle itself
+SELF = re.compile(r'(?:the\s+)?(?:drone|vehicle|uav|aircraft|copter|quad|us|me|you|it|props|'
+                  r'propellers)\s*$', re.I)
+HOME_WORDS = re.compile(r"(?:the\s+)?(?:home|home point|home position|launch|launch point|"
+                        r'launch site|launch pad|launchpad|take-?off point|takeoff point|'
+                        r"start(?:ing)? point|start|where we (?:took off|started))", re.I)
+_TIME_ALT = '|'.join(sorted(TIME_UNITS, key=len, reverse=True))
 
 
 class Predicate(BaseModel):
@@ -199,8 +313,12 @@ class Predicate(BaseModel):
             f'{shown}{unit}'.strip() else ''
         return f'{self.sensor}.{self.field}{where} {self.op} {shown}{unit}{note}'
 
-    def value(self, reading: dict[str, Any]) -> float | bool | str:
-        """The compared value taken from a reading; KeyError when the reading lacks it."""
+    def value(self, reading: dict[str, Any]) -> float | bool | str | None:
+        """The compared value taken from a reading; KeyError when the reading lacks it.
+
+        None when the sensor reports the field as null (e.g. a detection distance while
+        nothing is detected); such a reading never satisfies the predicate.
+        """
         if self.target is not None:
             return distance_m(float(reading['lat']), float(reading['lon']), *self.target)
         return reading[self.field]  # type: ignore[no-any-return]
@@ -208,6 +326,8 @@ class Predicate(BaseModel):
     def holds(self, reading: dict[str, Any]) -> bool:
         """True when the reading satisfies the predicate; KeyError/TypeError if unusable."""
         got = self.value(reading)
+        if got is None:
+            return False
         want = self.threshold
         if self.op == '==':
             return bool(got == want)
@@ -261,29 +381,88 @@ def _refuse(text: str, reason: str) -> Unreadable:
     return Unreadable(text=text, reason=reason)
 
 
-def parse_condition(text: str, context_sensors: tuple[str, ...] | list[str] = ()) -> Parsed:
+@dataclass(frozen=True)
+class _Text:
+    """One condition being read: as given, normalised, its connective and its context."""
+
+    raw: str
+    low: str
+    lead: str
+    sensors: tuple[str, ...]
+    places: Mapping[str, Place]
+    before: str  # what the request says before the condition (for a pronoun's referent)
+
+
+_BATTERY_FRACTION = re.compile(r'\b(?:three\s+quarters|3\s+quarters)\b|\b(?:a\s+)?quarter\b|'
+                               r'\bhalf\b', re.I)
+
+
+def _normalise(body: str) -> str:
+    """Lower case; numbers in words as digits; zero, freezing and fractions of a charge."""
+    low = body.lower().replace('’', "'").rstrip(' .!?')
+    low = re.sub(r'\bsub[- ]?zero\b', 'below zero', low)
+    low = re.sub(r'\b(below|under|than|to|past|reaches|hits|at)\s+(?:the\s+)?freezing'
+                 r'(?:\s+point)?\b', r'\1 0 freezing', low)
+    low = digits(low)
+    if re.search(r'\b(?:battery|batt?|charge|pack|juice)\b', low):
+        low = _BATTERY_FRACTION.sub(lambda m: '75%' if m.group(0).startswith(('three', '3'))
+                                    else '25%' if 'quarter' in m.group(0) else '50%', low)
+    return low
+
+
+def _referent_text(request: str, condition: str) -> str:
+    """The part of ``request`` before ``condition`` ('' when the condition is not found)."""
+    if not request:
+        return ''
+    low, cond = request.lower(), condition.lower()
+    at = low.find(cond)
+    if at < 0:
+        words = cond.split()
+        for n in (4, 3, 2):
+            at = low.find(' '.join(words[:n])) if len(words) >= n else -1
+            if at >= 0:
+                break
+    return digits(request[:at]) if at > 0 else ''
+
+
+def parse_condition(text: str, context_sensors: tuple[str, ...] | list[str] = (),
+                    places: Mapping[str, Place] | None = None, request: str = '') -> Parsed:
     """Read one gating condition; ``context_sensors`` = the request's other selected tools.
 
-    A condition without a named quantity ("when it drops below 25%") takes it from
-    ``context_sensors`` when exactly one of their quantities fits the unit.
+    ``places`` are the named points an arrival may name (:mod:`tool_router.common.places`);
+    ``request`` is the whole request, where a pronoun ("when it drops below 25%") finds the
+    quantity it stands for. A condition without a named quantity takes it from what the request
+    named before the condition, else from ``context_sensors``, when exactly one fits the unit.
     """
     raw = ' '.join(text.split())
     if not raw:
         return _refuse(text, 'empty condition')
     if INVERTED.match(raw):
         word = raw.split()[0].lower()
+        if word == 'as':
+            word = 'as long as'
         return _refuse(text, f'"{word}" conditions are not executed (only when/if/once/as soon '
                              'as/after: the action runs when the condition becomes true)')
-    body = LEAD.sub('', raw, count=1)
-    low = body.lower().rstrip(' .!')
+    lead_match = LEAD.match(raw)
+    lead = ' '.join(lead_match.group(1).lower().split()) if lead_match else ''
+    body = raw[lead_match.end():] if lead_match else raw
+    low = _normalise(body)
     if NEGATED.search(low):
         return _refuse(text, 'negated conditions are not executed; say what to wait for '
                              '(e.g. "when the battery drops below 25%")')
-    if JOINED.search(re.sub(r'\d+[.,]\d+\s*,\s*\d', '', low)):
+    if JOINED.search(_NOT_JOINED.sub(' ', low)):
         return _refuse(text, 'one condition per action: combined conditions (and/or) are not '
                              'executed')
-    for parse in (_clock, _elapsed, _state, _detection, _distance, _numeric):
-        result = parse(raw, low, tuple(context_sensors))
+    unknown = _UNKNOWN_UNIT.search(low)
+    if unknown:
+        return _refuse(text, f'unit {unknown.group(1)!r} is not read: give m, ft, km, m/s, km/h, '
+                             'knots, mph, °C, °F, %, V, dBm, ms or ppm')
+    t = _Text(raw, low, lead, tuple(context_sensors), places or {},
+              _referent_text(request, body) if PRONOUN.match(low) else '')
+    parsers: tuple[Callable[[_Text], Optional[Parsed]], ...] = (
+        _clock, _elapsed, _state, _detection, _place, _distance, _numeric)
+    for parse in parsers:
+        result = parse(t)
         if result is not None:
             return result
     if VAGUE.search(low):
@@ -292,145 +471,477 @@ def parse_condition(text: str, context_sensors: tuple[str, ...] | list[str] = ()
     return _refuse(text, 'no known quantity, state or detection in the condition')
 
 
-def _clock(raw: str, low: str, ctx: tuple[str, ...]) -> Parsed | None:
-    m = re.fullmatch(r'(?:it(?:\'s| is)\s+)?(?:at\s+)?(\d{1,2}):(\d{2})\s*(utc|z)?', low)
-    if m is None:
+# -- time ------------------------------------------------------------------------------------
+_CLOCK_TIME = re.compile(
+    r"(?:it(?:'s| is)\s+)?(?:at\s+)?(?:"
+    r'(?P<h1>\d{1,2})[:h](?P<m1>\d{2})(?::\d{2})?(?:\s*(?P<ap1>[ap])\.?\s*m\b\.?)?|'
+    r'(?P<h2>\d{1,2})\s*(?P<ap2>[ap])\.?\s*m\b\.?|'
+    r'(?P<word>noon|midday|midnight)|'
+    r"(?P<h3>\d{1,2})\s*o'?\s*clock|"
+    r'(?P<h4>[01]\d|2[0-3])(?P<m4>[0-5]\d)(?:\s*(?:h|hrs|hours))?(?=\s|$))', re.I)
+_CLOCK_OK = {'sharp', 'exactly', 'utc', 'z', 'gmt', 'today', 'hours', 'hrs', 'h', 'precisely'}
+_CLOCK_PAST = {'yesterday', 'ago', 'earlier', 'last'}
+_CLOCK_LATER = {'tomorrow', 'next', 'tonight'}
+
+
+def _clock(t: _Text) -> Parsed | None:
+    if re.fullmatch(r"(?:at\s+)?(?:sunset|sunrise|dusk|dawn|nightfall)(?:\s+[\w']+)*", t.low):
+        return _refuse(t.raw, 'sunrise and sunset are not known to the executor: give a clock '
+                              'time (UTC), e.g. "at 18:30"')
+    m = _CLOCK_TIME.match(t.low)
+    if m is None or (m.group('h4') and t.lead != 'at'):
         return None
-    hours, minutes = int(m.group(1)), int(m.group(2))
+    tail = re.findall(r"[\w']+", t.low[m.end():])
+    if any(w in _CLOCK_PAST for w in tail):
+        return _refuse(t.raw, 'a time in the past is never reached: give a time later today '
+                              '(UTC) or a delay ("in 10 minutes")')
+    if any(w in _CLOCK_LATER for w in tail):
+        return _refuse(t.raw, 'only times of the current day (UTC) are executed: a watch does '
+                              'not wait into another day')
+    if 'local' in tail:
+        return _refuse(t.raw, 'clock times are read in UTC; the executor does not know the local '
+                              'time zone: give the time in UTC')
+    if any(w not in _CLOCK_OK for w in tail):
+        return None
+    if m.group('h3'):
+        return _refuse(t.raw, f"{m.group('h3')} o'clock: say am or pm, or a 24-hour time")
+    if m.group('word'):
+        hours, minutes = (0, 0) if m.group('word') == 'midnight' else (12, 0)
+    else:
+        hours = int(m.group('h1') or m.group('h2') or m.group('h4'))
+        minutes = int(m.group('m1') or m.group('m4') or 0)
+        half = (m.group('ap1') or m.group('ap2') or '').lower()
+        if half:
+            if not 1 <= hours <= 12:
+                return _refuse(t.raw, f'{hours} {half}m is not a clock time')
+            hours = hours % 12 + (12 if half == 'p' else 0)
     if hours > 23 or minutes > 59:
-        return _refuse(raw, f'{hours}:{minutes:02d} is not a clock time')
-    return Predicate(text=raw, quantity='clock time', sensor=CLOCK, field='clock_s', op='>=',
+        return _refuse(t.raw, f'{hours}:{minutes:02d} is not a clock time')
+    return Predicate(text=t.raw, quantity='clock time', sensor=CLOCK, field='clock_s', op='>=',
                      threshold=float(hours * 3600 + minutes * 60), unit='s',
                      written=f'{hours:02d}:{minutes:02d} UTC')
 
 
-def _elapsed(raw: str, low: str, ctx: tuple[str, ...]) -> Parsed | None:
-    units = '|'.join(sorted(TIME_UNITS, key=len, reverse=True))
-    m = re.fullmatch(rf'(?:(?:after|in|wait)\s+)?({NUMBER})\s*({units})(?:\s+(?:have\s+|has\s+)?'
-                     r'(?:passed|elapsed|gone by|from now|later))?', low)
+_ELAPSED = re.compile(
+    rf'(?:(?:after|in|for|wait(?:\s+for)?|give it)\s+)?'
+    rf'(?:another\s+|about\s+|around\s+|roughly\s+)?'
+    rf'({NUMBER})\s*-?\s*({_TIME_ALT})(?:\s+(?:have\s+|has\s+)?(?:passed|elapsed|gone by|'
+    rf'from now|later|of\s+\w+ing(?:\s+[\w-]+){{0,3}}))?', re.I)
+_VAGUE_TIME = re.compile(r'(?:(?:after|in|wait(?:\s+for)?|give it)\s+)?(?:a few|a couple(?: of)?|'
+                         r'some|several|a while|a bit|a moment|a little while)\b', re.I)
+
+
+def _elapsed(t: _Text) -> Parsed | None:
+    m = _ELAPSED.fullmatch(t.low)
     if m is None:
-        m = re.fullmatch(rf'({NUMBER})\s*({units})\s+(?:have|has)\s+(?:passed|elapsed)', low)
-    if m is None:
+        if (t.lead in ('after', 'wait', 'wait for', 'give it') or t.low.startswith('in ')) \
+                and _VAGUE_TIME.match(t.low):
+            return _refuse(t.raw, 'no duration: say how long (e.g. "in 30 seconds")')
         return None
     seconds = _number(m.group(1)) * TIME_UNITS[m.group(2)]
     if seconds <= 0:
-        return _refuse(raw, 'a waiting time must be positive')
-    return Predicate(text=raw, quantity='time elapsed', sensor=CLOCK, field='elapsed_s',
+        return _refuse(t.raw, 'a waiting time must be positive')
+    return Predicate(text=t.raw, quantity='time elapsed', sensor=CLOCK, field='elapsed_s',
                      op='>=', threshold=float(seconds), unit='s',
                      written=f'{m.group(1)} {m.group(2)}')
 
 
-def _state(raw: str, low: str, ctx: tuple[str, ...]) -> Parsed | None:
-    if MEASURE.search(low) and not re.search(r'mission|survey|patrol', low):
+# -- states, detections, places ----------------------------------------------------------------
+def _state(t: _Text) -> Parsed | None:
+    if t.lead in ('after', 'upon', 'on'):
+        for pattern, sensor, field, value in AFTER_EVENTS:
+            if re.fullmatch(pattern, t.low):
+                return Predicate(text=t.raw, quantity=field.replace('_', ' '), sensor=sensor,
+                                 field=field, op='==', threshold=value)
+    if MEASURE.search(t.low) and not re.search(r'mission|survey|patrol', t.low):
         return None
     for pattern, sensor, field, value in STATES:
-        if re.search(pattern, low):
-            return Predicate(text=raw, quantity=field.replace('_', ' '), sensor=sensor,
+        if re.search(pattern, t.low):
+            return Predicate(text=t.raw, quantity=field.replace('_', ' '), sensor=sensor,
                              field=field, op='==', threshold=value)
     return None
 
 
-def _detection(raw: str, low: str, ctx: tuple[str, ...]) -> Parsed | None:
-    if not DETECT_VERB.search(low) or MEASURE.search(low):
+def _detected_in(text: str) -> list[tuple[Detected, re.Match[str]]]:
+    found = []
+    for d in DETECTIONS:
+        for m in re.finditer(rf'\b(?:{d.words})\b', text):
+            found.append((d, m))
+    return sorted(found, key=lambda x: x[1].start())
+
+
+def _detection(t: _Text) -> Parsed | None:
+    measures = [m for m in MEASURE.finditer(t.low)]
+    lengths = [m for m in measures if UNITS.get((m.group(2) or '').lower(), ('',))[0] == 'length']
+    if lengths:
+        m = lengths[0]
+        head, tail = t.low[:m.start()], t.low[m.end():].strip()
+        subjects = _detected_in(head)
+        if not subjects and PRONOUN.match(t.low) and t.before:
+            subjects = _detected_in(t.before.lower())[-1:]
+            if subjects and _named(t.before.lower(), 'length'):
+                return None  # "the wall ... if it gets within": an obstacle, not a detection
+        if not subjects:
+            return None
+        away = bool(re.match(r'(?:away|off)\b', tail))
+        tail = re.sub(r'^(?:away|off)\b\s*', '', tail)
+        if tail and not re.fullmatch(r'(?:(?:away\s+)?(?:of|from|to)\s+)?' + SELF.pattern, tail):
+            return None  # "within 20 m of the boat": a place, not a detection's distance
+        kinds = {d.kind for d, _ in subjects}
+        if len(kinds) > 1:
+            return _refuse(t.raw, f'ambiguous detection: {", ".join(sorted(kinds))}')
+        d = subjects[0][0]
+        op = _proximity_op(head) or ('<=' if away else None)  # "a person 3 m away": at 3 m
+        if op is None:
+            return _refuse(t.raw, f'no comparison for the {d.kind} distance: say within / closer '
+                                  'than / farther than')
+        spec = UNITS[(m.group(2) or '').lower()]
+        value = _number(m.group(1)) * spec[2]
+        if value <= 0:
+            return _refuse(t.raw, 'a distance must be positive')
+        return Predicate(text=t.raw, quantity=f'{d.kind} distance', sensor='object_detector',
+                         field=d.distance, op=op, threshold=round(value, 6), unit='m',
+                         written=f'{m.group(1)} {m.group(2)}')
+    if not DETECT_VERB.search(t.low) or any(m.group(2) for m in measures):
         return None
-    for pattern, field in DETECTIONS:
-        if re.search(rf'\b(?:{pattern})s?\b', low):
-            return Predicate(text=raw, quantity=f'{field} detected', sensor='object_detector',
-                             field=field, op='>=', threshold=1.0)
+    found = _detected_in(t.low)
+    if not found:
+        return None
+    d, noun = found[0]
+    count = re.search(r'(?:(at least|more than|over|fewer than|less than|under)\s+)?(\d+)\s+'
+                      r'(?:(or more|or fewer|or less)\s+)?(?:[a-z]+\s+)?$', t.low[:noun.start()])
+    if count is None:
+        if measures:
+            return None
+        return Predicate(text=t.raw, quantity=f'{d.count} detected', sensor='object_detector',
+                         field=d.count, op='>=', threshold=1.0)
+    n = float(count.group(2))
+    word = count.group(1) or count.group(3) or ''
+    how: Op = ('>' if word in ('more than', 'over') else '<' if word in ('fewer than', 'less than',
+              'under') else '<=' if word in ('or fewer', 'or less') else '>=')
+    if how in ('<', '<='):
+        return _refuse(t.raw, 'fewer detections than a number is not watched (it holds while '
+                              'nothing is seen): say how many to wait for')
+    return Predicate(text=t.raw, quantity=f'{d.count} detected', sensor='object_detector',
+                     field=d.count, op=how, threshold=n)
+
+
+def _proximity_op(head: str) -> Op | None:
+    symbol = SYMBOL.search(head)
+    if symbol:
+        got = SYMBOL_OP[symbol.group(1)]
+        return got if got in ('<', '<=', '>', '>=') else None  # type: ignore[return-value]
+    if re.search(r'\b(?:at most|no more than|not more than)\s*$', head):
+        return '<='
+    if re.search(r'\b(?:at least|no less than|not less than)\s*$', head):
+        return '>='
+    if re.search(r'\b(?:within|closer than|nearer than|less than|under|below|inside|fewer '
+                 r'than)\s*$', head):
+        return '<'
+    if re.search(r'\b(?:farther than|further than|more than|beyond|over|above)\s*$', head):
+        return '>'
     return None
 
 
-def _distance(raw: str, low: str, ctx: tuple[str, ...]) -> Parsed | None:
-    m = re.search(r'\b(?:within|closer than|nearer than|less than|under|more than|farther than|'
-                  r'further than|beyond)?\s*(' + NUMBER + r')\s*(' + _UNIT_ALT + r')\s+'
-                  r'(?:of|from|away from|to)\s+(.+)$', low)
-    if m is None:
+_ARRIVE = re.compile(
+    r"\b(?:reach(?:es|ed|ing)?|get(?:s|ting)?\s+(?:back\s+)?to|got\s+(?:back\s+)?to|"
+    r"arriv(?:e|es|ed|ing)(?:\s+(?:at|in))?|(?:are|is|'re|'s|be|am|'m|were|was)\s+"
+    r"(?:back\s+)?(?:at|over|above|near|by)|over|above|(?:come|comes|get|gets|are|'re|is|'s)"
+    r"\s+back|(?:get|gets|getting|come|comes|are|is|'re|'s)\s+(?:near|close to|closer to|"
+    r'next to))\s+(?P<place>.+)$')
+_HOME_ARRIVAL = re.compile(
+    r"(?:(?:we|you|it|the drone)(?:'re|'s| are| is| get| gets| got| come| comes)?\s+)?"
+    r'(?:back\s+)?(?:at\s+)?home(?:\s+again)?')
+
+
+def _place(t: _Text) -> Parsed | None:
+    """An arrival without a distance: "when you reach the gate", "at 47.39, 8.54", "once home"."""
+    if _HOME_ARRIVAL.fullmatch(t.low):
+        return _arrival(t, 'home', None)
+    if any(x.group(2) for x in MEASURE.finditer(t.low)):
+        return None  # a measured distance or threshold: not an arrival without one
+    m = _ARRIVE.search(t.low)
+    if m is not None and _detected_in(t.low[:m.start()]):
         return None
-    place = m.group(3).strip()
-    coords = COORD.search(place)
+    name = m.group('place').strip(' ,') if m else t.low if t.lead == 'at' else ''
+    coords = COORD.fullmatch(name.strip('() '))
     if coords:
-        lat, lon = _number(coords.group(1)), _number(coords.group(2))
+        lat, lon = _coordinates(coords)
         if not (-90 <= lat <= 90 and -180 <= lon <= 180):
-            return _refuse(raw, f'{lat}, {lon} is not a latitude, longitude')
-        target = (lat, lon)
-    elif re.fullmatch(r'(?:the\s+)?(?:home|home point|launch point|take-?off point|launch pad|'
-                      r'start)', place):
-        target = HOME
+            return _refuse(t.raw, f'{lat}, {lon} is not a latitude, longitude')
+        return Predicate(text=t.raw, quantity='distance', sensor='gps_position',
+                         field='distance_m', op='<=', threshold=HOME_RADIUS_M, unit='m',
+                         target=(lat, lon), written=f'{lat}, {lon}, within {HOME_RADIUS_M:g} m')
+    if not name or re.fullmatch(NUMBER, name) or _comparison(name, '') not in (None, 'reach'):
+        return None
+    if any(re.search(rf'\b(?:{q.words})', name) for q in QUANTITIES) or ANGLE.search(name):
+        return None
+    return _arrival(t, name, None)
+
+
+def _coordinates(m: re.Match[str]) -> tuple[float, float]:
+    lat, lon = _number(m.group(1)), _number(m.group(3))
+    if (m.group(2) or '').upper() == 'S':
+        lat = -abs(lat)
+    if (m.group(4) or '').upper() == 'W':
+        lon = -abs(lon)
+    return lat, lon
+
+
+def _arrival(t: _Text, name: str, distance: tuple[Op, float, str] | None) -> Parsed:
+    """The predicate "within the place's radius (or ``distance``) of ``name``", or a refusal."""
+    if HOME_WORDS.fullmatch(name):
+        target, label, radius = HOME, 'home', HOME_RADIUS_M
     else:
+        place = t.places.get(place_key(name))
+        if place is None:
+            known = ', '.join(sorted({p.name for p in t.places.values()})) or 'none configured'
+            return _refuse(t.raw, f'unknown place {name!r}: a condition may name home, the '
+                                  f'places of the places file ({known}) or a latitude, '
+                                  'longitude')
+        target, label, radius = (place.lat, place.lon), place.name, place.radius_m
+    op, metres, written = distance or ('<=', radius, f'{label}, within {radius:g} m')
+    return Predicate(text=t.raw, quantity='distance', sensor='gps_position', field='distance_m',
+                     op=op, threshold=round(metres, 6), unit='m', target=target, written=written)
+
+
+_HOME_AWAY = re.compile(rf'(?:(?:the\s+)?(?:distance|range)\s+(?:to|from)\s+)?'
+                        rf'(?P<place>{HOME_WORDS.pattern})\s+(?:is|gets|drops|falls|comes)\s+'
+                        rf'(?P<cmp>[a-z ]*?)\s*(?P<n>{NUMBER})\s*(?P<u>{_UNIT_ALT})?(?:\s+away)?$')
+
+
+def _distance(t: _Text) -> Parsed | None:
+    low = t.low
+    m = re.search(rf'(?<![\w.])(?P<n>{NUMBER})\s*(?P<u>{_UNIT_ALT})?\s+(?:away\s+)?'
+                  r'(?:of|from|to)\s+(?P<place>.+)$', low)
+    head = low[:m.start()] if m else ''
+    if m is None:
+        m = _HOME_AWAY.search(low)
+        if m is None:
+            return None
+        head = m.group('cmp')
+    place = m.group('place').strip()
+    unit_word = (m.group('u') or '').lower()
+    if unit_word and UNITS[unit_word][0] != 'length':
+        return None  # "more than 10% of packets": not a distance
+    coords = COORD.search(place)
+    if SELF.fullmatch(place) and not coords:
+        return None
+    unit = UNITS.get(unit_word) if unit_word else ('length', 'm', 1.0, 0.0)
+    if coords:
+        lat, lon = _coordinates(coords)
+        if not (-90 <= lat <= 90 and -180 <= lon <= 180):
+            return _refuse(t.raw, f'{lat}, {lon} is not a latitude, longitude')
+    elif not HOME_WORDS.fullmatch(place) and place_key(place) not in t.places:
         for q in QUANTITIES:
             if q.dimension == 'length' and re.search(rf'\b(?:{q.words})', place):
-                return _numeric(raw, low, ctx)
-        return _refuse(raw, f'unknown point {place!r}: give "home" or a latitude, longitude')
-    unit = UNITS.get(m.group(2))
+                return _numeric(t)
+        if _detected_in(place) and not re.match(r'(?:the|that|this)\s', place):
+            return None
     if unit is None or unit[0] != 'length':
-        return _refuse(raw, f'distance needs a length unit (m, ft, km), got {m.group(2)!r}')
-    metres = _number(m.group(1)) * unit[2]
-    head = low[:m.start(1)]
-    op: Op = '>' if re.search(r'more than|farther|further|beyond', head) else '<='
-    return Predicate(text=raw, quantity='distance', sensor='gps_position', field='distance_m',
-                     op=op, threshold=round(metres, 6), unit='m', target=target,
-                     written=f'{m.group(1)} {m.group(2)}')
+        return _refuse(t.raw, f'distance needs a length unit (m, ft, km), got {unit_word!r}')
+    metres = _number(m.group('n')) * unit[2]
+    if metres <= 0:
+        return _refuse(t.raw, 'a distance must be positive')
+    op = _point_op(head)
+    written = f"{m.group('n')} {unit_word}".strip()
+    if coords:
+        return Predicate(text=t.raw, quantity='distance', sensor='gps_position',
+                         field='distance_m', op=op, threshold=round(metres, 6), unit='m',
+                         target=(lat, lon), written=written)
+    return _arrival(t, place, (op, metres, written))
 
 
-def _numeric(raw: str, low: str, ctx: tuple[str, ...]) -> Parsed | None:
+def _point_op(head: str) -> Op:
+    if re.search(r'\b(?:at least|no less than|or more)\b', head):
+        return '>='
+    if re.search(r'\b(?:more than|farther|further|beyond|over|greater than)\b|>', head):
+        return '>'
+    if re.search(r'\b(?:closer than|nearer than|less than|under|below|fewer than)\b|<', head):
+        return '<'
+    return '<='  # within, at most, "50 m from home"
+
+
+# -- numeric -----------------------------------------------------------------------------------
+def _spans(text: str, quantities: tuple[Quantity, ...] = QUANTITIES) -> dict[str, tuple[int, int]]:
+    return {q.name: found.span() for q in quantities
+            if (found := re.search(rf'\b(?:{q.words})', text))}
+
+
+def _specific(spans: dict[str, tuple[int, int]]) -> list[Quantity]:
+    """The quantities named, the most specific words winning ("esc temp" over "temp")."""
+    return [q for q in QUANTITIES if q.name in spans and not any(
+        o != q.name and s[0] <= spans[q.name][0] and spans[q.name][1] <= s[1]
+        and s != spans[q.name] for o, s in spans.items())]
+
+
+def names_quantity(text: str) -> bool:
+    """True when ``text`` names a quantity the grammar reads (battery, wind, escs, ...)."""
+    low = text.lower()
+    return bool(_spans(low)) or any(re.search(rf'\b(?:{p})\b', low) for p, _ in IMPLIED)
+
+
+def watchable(text: str) -> bool:
+    """True when ``when <text>`` reads as a predicate (used to tell a condition clause)."""
+    return isinstance(parse_condition(f'when {text}'), Predicate)
+
+
+def time_only(text: str) -> bool:
+    """True when the condition ``text`` waits for the clock alone ("in 10 s", "at 14:30")."""
+    parsed = parse_condition(text)
+    return isinstance(parsed, Predicate) and parsed.sensor == CLOCK
+
+
+def _named(text: str, dimension: str | None) -> list[Quantity]:
+    named = _specific(_spans(text))
+    return [q for q in named if dimension is None or q.dimension == dimension]
+
+
+def _comparison(before: str, after: str) -> str | None:
+    symbol = SYMBOL.search(before)
+    if symbol:
+        return SYMBOL_OP[symbol.group(1)]
+    op = next((o for pattern, o in COMPARISONS
+               if re.search(rf'(?:^|\W)(?:{pattern})(?:\W|$)', before)), None)
+    if op is None and re.match(r'\s*(?:above (?:the )?ground|agl|high|up)\b', after):
+        op = '>='  # "when the drone is 200 ft above ground": the height, reached
+    return op
+
+
+def _numeric(t: _Text) -> Parsed | None:
+    low = t.low
     measures = list(MEASURE.finditer(low))
     if not measures:
         return None
     if len(measures) > 1:
-        return _refuse(raw, 'more than one number: one threshold per condition')
+        return _refuse(t.raw, 'more than one number: one threshold per condition')
+    if ANGLE.search(low):
+        return _refuse(t.raw, 'headings, attitude and other angles are not watchable (no sensor '
+                              'field reports them to conditions)')
     m = measures[0]
     number, unit_word = _number(m.group(1)), (m.group(2) or '').lower()
-    before = low[:m.start()]
-    op = next((o for pattern, o in COMPARISONS if re.search(rf'(?:^|\W)(?:{pattern})', before)),
-              None)
-    if op is None and re.match(r'\s*(?:above (?:the )?ground|agl|high|up)\b', low[m.end():]):
-        op = '>='  # "when the drone is 200 ft above ground": the height, reached
+    before, after = low[:m.start()], low[m.end():]
+    op = _comparison(before, after)
+    if op is None and (not before.strip() or t.lead == 'at'
+                       or re.match(r'\s*(?:left|remaining)\b', after)):
+        op = 'reach'  # the threshold first: "20% battery", "at 15% battery", "35% left"
     if op is None:
-        return _refuse(raw, 'no comparison: say above/below/exceeds/drops below/reaches')
-    rest = low[:m.start()] + ' ' + low[m.end():]
-    spans = {q.name: found.span() for q in QUANTITIES
-             if (found := re.search(rf'\b(?:{q.words})', rest))}
-    # the most specific words win ("surface temperature" over "temperature")
-    named = [q for q in QUANTITIES if q.name in spans and not any(
-        o != q.name and s[0] <= spans[q.name][0] and spans[q.name][1] <= s[1]
-        and s != spans[q.name] for o, s in spans.items())]
+        return _refuse(t.raw, 'no comparison: say above/below/exceeds/drops below/reaches')
+    rest = before + ' ' + after
     spec = UNITS.get(unit_word) if unit_word else None
-    dimension = spec[0] if spec else None
+    zero = bool(re.search(r'\bzero\b|\bfreezing\b', t.raw.lower())) and number == 0
+    dimension = spec[0] if spec else 'temperature' if zero else None
+    named = _specific(_spans(rest))
+    if not named:
+        for pattern, name in IMPLIED:
+            if re.search(rf'\b(?:{pattern})\b', rest):
+                named = [BY_NAME[name]]
+    if dimension is None and re.search(r'\b(?:hotter|colder|warmer|cooler)\b', rest):
+        dimension = 'temperature'
     if named:
         fitting = [q for q in named if dimension is None or q.dimension == dimension]
         if not fitting:
             names = ', '.join(q.name for q in named)
-            return _refuse(raw, f'unit {unit_word!r} does not fit {names}')
+            shown = SHOWN.get(unit_word, unit_word) or 'degrees'
+            return _refuse(t.raw, f'unit {shown!r} does not fit {names}')
         named = fitting
     else:
-        if dimension is None:
-            return _refuse(raw, 'no quantity named and no unit to infer it from')
-        named = [q for q in QUANTITIES if q.dimension == dimension and q.sensor in ctx]
-        if not named and dimension == 'length':
-            named = [BY_NAME['altitude']]  # "once we're above 30 m": height is the default length
-        if not named:
-            return _refuse(raw, f'no quantity named, and no sensor of this request measures '
-                                f'{dimension} ({unit_word})')
+        found = _unnamed(t, dimension, before, unit_word, number)
+        if isinstance(found, Unreadable):
+            return found
+        named = found
     if len({q.name for q in named}) > 1:
         names = ', '.join(sorted({q.name for q in named}))
-        return _refuse(raw, f'ambiguous quantity: {names}')
+        return _refuse(t.raw, f'ambiguous quantity: {names}')
     q = named[0]
-    if spec is None:
-        bare = BARE_UNIT.get(q.dimension)
-        if bare is None:
-            return _refuse(raw, f'{q.name} needs a unit (e.g. m, ft, m/s, knots, °C)')
-        spec = UNITS.get(bare, (q.dimension, bare, 1.0, 0.0))
-    final: Op
-    if op == 'reach':
-        final = '<=' if q.falls or re.search(r'drops?|falls?|down', before) else '>='
-    else:
-        final = {'<': '<', '>': '>', '<=': '<=', '>=': '>='}[op]  # type: ignore[assignment]
-    value = number * spec[2] + spec[3]
-    if q.dimension == 'percent' and not 0 <= value <= 100:
-        return _refuse(raw, f'{number:g} % is outside 0-100 %')
+    if q.name == 'pack voltage' and re.search(r'\bcells?\b|per cell', low):
+        return _refuse(t.raw, 'cell voltages are not reported: give the pack voltage')
     written = f'{m.group(1)} {SHOWN.get(unit_word, unit_word)}'.strip()
-    return Predicate(text=raw, quantity=q.name, sensor=q.sensor, field=q.field,
+    if spec is None:
+        bare = BARE_UNIT[q.dimension]
+        spec = (q.dimension, bare, 1.0, 0.0)
+        if not q.bare[0] <= number <= q.bare[1]:
+            return _refuse(t.raw, f'{m.group(1)} without a unit is not a plausible {q.name} in '
+                                  f'{bare or "its unit"}: write the unit')
+        if bare:
+            written = f'{m.group(1)}, no unit: read as {bare}'
+    value = number * spec[2] + spec[3]
+    final = _final_op(op, q, value, before)
+    if isinstance(final, Unreadable):
+        return _refuse(t.raw, final.reason)
+    if q.dimension == 'percent' and not 0 <= value <= 100:
+        return _refuse(t.raw, f'{number:g} % is outside 0-100 %')
+    return Predicate(text=t.raw, quantity=q.name, sensor=q.sensor, field=q.field,
                      op=final, threshold=round(value, 6), unit=spec[1], written=written)
+
+
+def _unnamed(t: _Text, dimension: str | None, before: str, unit_word: str,
+             number: float) -> list[Quantity] | Unreadable:
+    """The quantity of a condition that names none: referent, context, or a default.
+
+    A pronoun's referent (what the request named before the condition) comes first, then the
+    request's other sensors; for a number without a unit, only the quantities it is a
+    plausible value of count.
+    """
+    def fits(q: Quantity) -> bool:
+        return q.dimension == dimension if dimension else q.bare[0] <= number <= q.bare[1]
+
+    if t.before:  # a pronoun: what the request named before the condition
+        named = [q for q in _named(t.before.lower(), None) if fits(q)]
+        if len({q.name for q in named}) == 1:
+            return named
+    named = [q for q in QUANTITIES if q.sensor in t.sensors and fits(q)]
+    if named and (dimension or len({q.name for q in named}) == 1):
+        return named
+    if dimension is None:
+        return _refuse(t.raw, 'no quantity named and no unit to infer it from')
+    if dimension == 'percent' and not PRONOUN.match(t.low):
+        return [BY_NAME['battery']]  # "at 20%", "land at twenty percent": the charge
+    of_dimension = [q for q in QUANTITIES if q.dimension == dimension]
+    if len(of_dimension) == 1:  # V, dBm, ms, NDVI: one quantity has the unit
+        return of_dimension
+    if dimension == 'length':
+        if re.search(r'\b(?:within|closer|nearer|away|from|of|distance|range)\b',
+                     before + ' ' + t.low):
+            return _refuse(t.raw, 'a distance to what? name the obstacle, a detected person, '
+                                  'vehicle or animal, home or a point (a proximity is never '
+                                  'read as the altitude)')
+        return [BY_NAME['altitude']]  # "once we're above 30 m": height is the default length
+    if dimension == 'temperature':
+        subject = re.search(r"\b(?:the|a|an|any|that|this)\s+([a-z]+)(?:'s)?\s|\b([a-z]+)'s\s",
+                            before)
+        noun = (subject.group(1) or subject.group(2)) if subject else ''
+        if noun in ('drone', 'vehicle', 'uav', 'aircraft', 'copter', 'battery'):
+            return _refuse(t.raw, f'which temperature of the {noun}? name the motors (ESCs) or '
+                                  'the air')
+        if noun and noun not in ('air', 'weather', 'day', 'temperature', 'temp'):
+            return [BY_NAME['surface temperature']]  # "if the roof gets hotter than 60"
+        return [BY_NAME['air temperature']]  # "if it drops below zero": the weather
+    shown = SHOWN.get(unit_word, unit_word) or dimension
+    return _refuse(t.raw, f'no quantity named, and no sensor of this request measures '
+                          f'{dimension} ({shown})')
+
+
+def _final_op(op: str, q: Quantity, value: float, before: str) -> Op | Unreadable:
+    if op in ('worse', 'better'):
+        if q.worse is None:
+            return Unreadable(text='', reason=f'"{op} than" says no direction for {q.name}: '
+                                              'say above or below')
+        if op == 'worse':
+            return q.worse
+        return '>' if q.worse == '<' else '<'
+    if op == 'down_to':
+        return '<='
+    if op == 'up_to':
+        return '>='
+    if op == 'reach':
+        if re.search(r'\b(?:drops?|falls?|down|dips?|sinks?|decreases?)\b', before):
+            return '<='
+        if re.search(r'\b(?:rises?|climbs?|up|increases?|grows?)\b', before):
+            return '>='
+        falls = q.falls if q.falls is not None else value <= 0
+        return '<=' if falls else '>='
+    return {'<': '<', '>': '>', '<=': '<=', '>=': '>='}[op]  # type: ignore[return-value]
 
 
 def sensors_of(parsed: Parsed) -> list[str]:
@@ -440,7 +951,8 @@ def sensors_of(parsed: Parsed) -> list[str]:
     return []
 
 
-def condition_notes(tools: list[str], conditions: dict[str, str]) -> list[str]:
+def condition_notes(tools: list[str], conditions: dict[str, str],
+                    places: Mapping[str, Place] | None = None, request: str = '') -> list[str]:
     """One line per conditional tool: what the executor will watch, or why it will not arm it.
 
     The router puts these in its service response, so the caller learns at once that a
@@ -451,7 +963,7 @@ def condition_notes(tools: list[str], conditions: dict[str, str]) -> list[str]:
         text = conditions.get(tool, '')
         if not text:
             continue
-        parsed = parse_condition(text, [t for t in tools if t != tool])
+        parsed = parse_condition(text, [t for t in tools if t != tool], places, request)
         if isinstance(parsed, Predicate):
             notes.append(f'{tool} waits for {parsed.describe()}')
         else:

@@ -118,6 +118,9 @@ class ExecutorConfig(BaseModel):
                                       'trace-chain.key.')
     nonce_file: str = Field('', description="Used nonces, kept across restarts (a signature is "
                             "taken once, ever); '' = executor.nonces in trace_dir.")
+    places_file: str = Field('', description='Named places a condition may name ("when you '
+                             "reach the north gate\"); '' = the shipped config/places.yaml. "
+                             "Give the router's places_file the same file.")
     redact: RedactConfig = Field(default_factory=RedactConfig)
     mavlink: MavlinkConfig = Field(default_factory=MavlinkConfig,
                                    description='The MAVLink link, opened only when a binding is '

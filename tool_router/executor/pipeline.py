@@ -21,7 +21,7 @@ mode), not when they are asked for: unapproved requests use up nothing.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Mapping, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,11 +29,13 @@ from tool_router.common.catalog import Catalog, Kind
 from tool_router.common.choice import ToolChoice, names
 from tool_router.common.errors import ToolRouterError
 from tool_router.common.conditions import Parsed, Predicate, parse_condition, sensors_of
+from tool_router.common.places import Place
 from tool_router.executor.dispatch import (Binding, BindingKind, Dispatcher, DispatchResult,
                                            Mode)
 from tool_router.executor.permissions import Action, PermissionPolicy
 from tool_router.executor.traces import (Candidate, ConfirmationOutcome, Redactor, Stamps,
                                          ToolTrace, TraceEvent, TraceRecord)
+from tool_router.executor.watches import TimePassedError
 from tool_router.common.explanation import Explanation
 
 
@@ -115,7 +117,8 @@ class ExecutionPipeline:
                  call_timeout_s: float = 3.0, stop_on_failure: bool = True,
                  redactor: Redactor | None = None, watches: WatchArmer | None = None,
                  journal: Callable[[TraceEvent], None] | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 places: Mapping[str, Place] | None = None) -> None:
         self.catalog = catalog
         self.permissions = permissions
         self.bindings = bindings
@@ -129,12 +132,13 @@ class ExecutionPipeline:
         self.watches = watches
         self.journal = journal
         self.clock = clock
+        self.places = dict(places or {})  # named points conditions may name (places file)
         self._tools = catalog.by_name
 
     def process(self, sel: Selection, received: float | None = None) -> TraceRecord:
         """Decide, confirm and dispatch every tool of ``sel``; return its trace record."""
         received = self.clock() if received is None else received
-        sel, parsed = condition_order(sel)
+        sel, parsed = condition_order(sel, self.places)
         traces = self._decide(sel, parsed)
         decided = self.clock()
         self._log(sel, 'permission_decided', tools=[t.tool for t in traces],
@@ -325,6 +329,10 @@ class ExecutionPipeline:
             return
         try:
             watch = self.watches.arm(sel.request_id, t.tool, predicate, sel.request_text)
+        except TimePassedError as exc:  # "at 14:30" at 15:02: never today, and not at once
+            t.outcome, t.failure_mode = 'not_armed', 'condition_unreadable'
+            t.message = f'condition not executable: {exc.what}; {exc.hint}'
+            return
         except ToolRouterError as exc:
             t.outcome, t.failure_mode = 'not_armed', 'watch_limit'
             t.message = f'not armed: {exc.what}'
@@ -347,11 +355,13 @@ class ExecutionPipeline:
         return 'completed'
 
 
-def condition_order(sel: Selection) -> tuple[Selection, dict[int, Parsed]]:
+def condition_order(sel: Selection, places: Mapping[str, Place] | None = None
+                    ) -> tuple[Selection, dict[int, Parsed]]:
     """Read each condition and put the sensors it names before the tool it gates.
 
     Returns the (possibly reordered) selection and, per choice index of that
-    selection, the parsed condition of each conditional tool.
+    selection, the parsed condition of each conditional tool. Each condition is read with the
+    selection's other tools, the request text (a pronoun's referent) and ``places``.
     """
     tools = sel.tools
     order = list(range(len(tools)))
@@ -359,13 +369,14 @@ def condition_order(sel: Selection) -> tuple[Selection, dict[int, Parsed]]:
         if not choice.condition:
             continue
         others = tools[:i] + tools[i + 1:]
-        for sensor in sensors_of(parse_condition(choice.condition, others)):
+        for sensor in sensors_of(parse_condition(choice.condition, others, places,
+                                                 sel.request_text)):
             if sensor in tools and order.index(tools.index(sensor)) > order.index(i):
                 order.remove(tools.index(sensor))
                 order.insert(order.index(i), tools.index(sensor))
     if order != list(range(len(tools))):
         sel = sel.model_copy(update={'choices': [sel.choices[j] for j in order]})
     tools = sel.tools
-    parsed = {i: parse_condition(c.condition, tools[:i] + tools[i + 1:])
+    parsed = {i: parse_condition(c.condition, tools[:i] + tools[i + 1:], places, sel.request_text)
               for i, c in enumerate(sel.choices) if c.condition}
     return sel, parsed

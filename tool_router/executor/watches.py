@@ -36,6 +36,24 @@ class WatchLimitError(ToolRouterError):
     """Too many watches are armed already."""
 
 
+class TimePassedError(ToolRouterError):
+    """A clock-time condition names a time of today (UTC) that has already passed."""
+
+
+def time_to_wait(predicate: Predicate, now: float) -> float | None:
+    """Seconds until a clock predicate holds (None: never today); 0 for a sensor predicate.
+
+    ``elapsed_s`` counts from arming, so it holds after its threshold; ``clock_s`` holds at its
+    time of day (UTC) and never again today once that time has passed.
+    """
+    if predicate.sensor != CLOCK or not isinstance(predicate.threshold, float):
+        return 0.0
+    if predicate.field == 'elapsed_s':
+        return predicate.threshold
+    wait = predicate.threshold - now % 86400.0
+    return wait if wait >= 0 else None
+
+
 class Watch(BaseModel):
     """One armed (or ended) watch."""
 
@@ -76,15 +94,28 @@ class WatchManager:
     # -- arming and listing -------------------------------------------------
     def arm(self, request_id: str, tool: str, predicate: Predicate, request_text: str = '',
             ttl_s: float | None = None) -> Watch:
-        """Arm a watch (emits 'armed'); raise WatchLimitError when ``max_watches`` are armed."""
+        """Arm a watch (emits 'armed'); raise WatchLimitError when ``max_watches`` are armed.
+
+        A time condition lives for its wait plus the time-to-live ("after 20 minutes" is not
+        expired at 10); a clock time that has passed today raises TimePassedError (it would hold
+        at once, or only tomorrow).
+        """
         now = self.clock()
+        wait = time_to_wait(predicate, now)
+        if wait is None:
+            at = now % 86400.0
+            raise TimePassedError(
+                f'{predicate.written or predicate.describe()} has passed today '
+                f'(it is {int(at // 3600):02d}:{int(at % 3600 // 60):02d} UTC)',
+                hint='give a later time of today (UTC) or a delay ("in 10 minutes")')
+        ttl = (self.ttl_s if ttl_s is None else ttl_s) + wait
         with self._lock:
             if len(self.armed()) >= self.max_watches:
                 raise WatchLimitError(f'{self.max_watches} watches are armed already',
                                       hint='cancel one: tool-router watch cancel WATCH_ID')
             watch = Watch(watch_id=f'w-{uuid.uuid4().hex[:10]}', request_id=request_id,
                           tool=tool, request_text=request_text, predicate=predicate,
-                          armed_at=now, expires_at=now + (self.ttl_s if ttl_s is None else ttl_s))
+                          armed_at=now, expires_at=now + ttl)
             self._watches[watch.watch_id] = watch
             record = self._record(watch, 'armed', now)
         self.emit(record)

@@ -37,6 +37,7 @@ from std_srvs.srv import SetBool, Trigger
 from tool_router.common import signing
 from tool_router.common.catalog import load_catalog
 from tool_router.common.errors import ConfigError, ToolRouterError, first_error
+from tool_router.common.places import load_places
 from tool_router.executor.auth import ConfirmationVerifier
 from tool_router.executor.chain import load_or_create_chain_key
 from tool_router.executor.config import ExecutorConfig, load_executor_config
@@ -220,6 +221,7 @@ class ExecutorNode(Node):
         self.config = c = ExecutorConfig.model_validate(parameters_as_dict(self, self._names))
         catalog = load_catalog(c.resolved_catalog())
         rules = load_permissions(c.resolved_permissions(), catalog)
+        places = load_places(c.places_file or None)
         risks = {t.name: t.risk.value for t in catalog.tools}
         self.verifier = ConfirmationVerifier.from_file(
             c.resolved_operators(), lambda tool: risks.get(tool, 'critical'), c.confirm_max_age_s,
@@ -265,7 +267,7 @@ class ExecutorNode(Node):
             stop_on_failure=c.stop_on_failure,
             redactor=Redactor(c.redact.enabled, c.redact.digits, c.redact.coordinates,
                               c.redact.name_list),
-            watches=self.watches, journal=self._sink.event)
+            watches=self.watches, journal=self._sink.event, places=places)
         self._pool = ThreadPoolExecutor(max_workers=c.max_parallel_requests,
                                         thread_name_prefix='executor-request')
         self.intake = Intake(

@@ -35,6 +35,7 @@ from tool_router.routing.config import (BaseRouterConfig, RouterConfig, load_rou
 from tool_router.common.errors import ToolRouterError, first_error
 from tool_router.common import signing
 from tool_router.common.conditions import condition_notes
+from tool_router.common.places import Place, load_places
 from tool_router.msg import Request, SelectedCapabilities, SelectionAck
 from tool_router.ros.convert import choice_msg, selection_message
 from tool_router.ros.acks import AckBook, Outbox
@@ -80,6 +81,7 @@ class RouterNode(LifecycleNode):
         self._selection_pub = None
         self._decision_pub = None
         self._router_key: bytes | None = None  # signs selections (configure reads it)
+        self._places: dict[str, Place] = {}  # named places of conditions (configure reads them)
         self._diag_pub = None
         self._timer = None
         self._error = ''
@@ -166,6 +168,8 @@ class RouterNode(LifecycleNode):
         start = time.perf_counter()
         try:
             self.config = self._current_config()
+            # the named places conditions may name, read as the executor reads them
+            self._places = load_places(self.config.places_file or None)
             # the key the executor checks selections by (made here on the first start)
             self._router_key = signing.router_key(self.config.resolved_router_key(), create=True)
             self.router = Router(self.config)
@@ -354,7 +358,7 @@ class RouterNode(LifecycleNode):
             return None
         response.success = True
         conditions = result.decision.conditions if result.decision else {}
-        notes = condition_notes(list(result.tools), conditions)
+        notes = condition_notes(list(result.tools), conditions, self._places, result.text)
         response.message = '; '.join(notes) if result.tools else 'no tool serves this request'
         response.request_id = result.request_id
         response.tools = result.tools

@@ -127,6 +127,12 @@ class BaseRouterConfig(BaseModel):
         "executor's router_key_file must name the same file. '' = "
         '$ROS_HOME/tool_router/keys/router.key, created (mode 0600) at configure if missing.',
     )
+    places_file: str = Field(
+        '',
+        description='Named places conditions may name ("when you reach the north gate"); the '
+        "executor's places_file should name the same file, so that the route's answer says "
+        "what the executor will do. '' = the shipped config/places.yaml.",
+    )
     diagnostics_period_s: float = Field(2.0, gt=0, description='Period of /diagnostics messages.')
 
     def resolved_catalog(self) -> Path:

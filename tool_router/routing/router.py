@@ -28,7 +28,7 @@ from tool_router.common.errors import ConfigError, IndexStoreError, RequestError
 from tool_router.common.explanation import Explanation, SafetyReport
 from tool_router.routing.index import CatalogIndex, open_client
 from tool_router.common.paths import ros_home
-from tool_router.routing.policies.base import Decision, Policy, request_clock
+from tool_router.routing.policies.base import Decision, Policy, claim_clauses, request_clock
 from tool_router.routing.policies.registry import PolicyContext, Registry
 from tool_router.routing.safety import Screen, visible
 from tool_router.routing.validate import validate_selection
@@ -395,6 +395,9 @@ class Router:
             with self._in_flight_lock:
                 self._in_flight -= 1
         checked = validate_selection(decision.tools, decision.scores, self.catalog, bound)
+        # every served tool in a clause, with its condition, whatever the policy (gated actions
+        # of policies that do not read clauses would otherwise run at once)
+        decision = claim_clauses(decision, screened.text, self.catalog, checked.tools)
         return RouteResult(
             request_id=request_id or uuid.uuid4().hex[:16],
             text=text,

@@ -191,7 +191,9 @@ _PLAIN_ENGLISH = frozenset({'return-to-home'})
 _CAMEL = re.compile(r'(?<=[a-z0-9])(?=[A-Z])')
 _SYNTAX = re.compile(
     r'[{}\[\]]|[A-Za-z0-9_]\(|\b[A-Za-z_]+\s*=\s*["\'A-Za-z_]|"[^"\n]{1,40}"\s*:|'
-    r"'[^'\n]{1,40}'\s*:|=>|::|```|\bfunction_call\b|\btool_calls?\b|"
+    # "=>" is syntax except after a number: "esc temp > 85 => land" is a condition's arrow
+    r"'[^'\n]{1,40}'\s*:|(?<!\d)(?<!%)(?<!\d\s)(?<!%\s)=>|::|```|\bfunction_call\b|"
+    r'\btool_calls?\b|'
     r'^\W*[A-Za-z_]+\s*[:=]\s*$'  # a bare key whose value was a span: "tools:", "tools ="
 )
 _ROLES = (

@@ -33,7 +33,7 @@ COMMON = """the and then when with what where while which this that there their 
 about after again also around back before being below above between come down from have into just
 more most much need over please right should some take than that very want will would could every
 other these those under until once unless check make keep give find show tell turn start stop look
-going getting here near close away still ready abort""".split()
+going getting here near close away still ready abort comms""".split()
 
 
 # Operator shorthand, expanded before typo repair ("chk batt" -> "check battery").

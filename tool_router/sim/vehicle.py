@@ -339,8 +339,13 @@ READINGS: dict[str, Callable[[VehicleState], dict[str, Any]]] = {
     'thermal_camera': lambda s: {'max_temp_c': 31.2},
     'multispectral_camera': lambda s: {'ndvi': 0.62},
     'lidar_scanner': lambda s: {'points': 182340},
+    # distances of the nearest one of each class (None: none in view); a real detector must
+    # report them for proximity conditions ("if a person is within 3 m")
     'object_detector': lambda s: {'persons': _seen(s)[0], 'vehicles': _seen(s)[1],
-                                  'animals': 0},
+                                  'animals': 0,
+                                  'person_distance_m': 25.0 if _seen(s)[0] else None,
+                                  'vehicle_distance_m': 40.0 if _seen(s)[1] else None,
+                                  'animal_distance_m': None},
     'air_quality_sensor': lambda s: {'co_ppm': 0.3, 'co2_ppm': 415.0, 'ch4_ppm': 1.9,
                                      'pm25_ugm3': 8.0},
     'weather_sensor': lambda s: {'air_temp_c': 17.8, 'humidity_pct': 62.0,

@@ -9,8 +9,9 @@ from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Iterator, Protocol
 
-from tool_router.common.catalog import Catalog
+from tool_router.common.catalog import Catalog, Kind
 from tool_router.common.choice import ToolChoice
+from tool_router.common.clauses import split_clauses
 from tool_router.common.explanation import EvidenceItem, Explanation, HybridFacts, LLMFacts
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -174,3 +175,62 @@ class LexicalMatcher:
             )
             out[tool] = (value, sorted(name_hits) + text_hits)
         return out
+
+
+def claim_clauses(decision: Decision, text: str, catalog: Catalog,
+                  served: list[str]) -> Decision:
+    """The decision with every served tool placed in a clause, with that clause's condition.
+
+    A clause-reading policy (lcr) says which clause chose each tool and the condition that
+    gates it. The others (cdbv1-3, llm, the LLM's extra tools of hybrid) do not, and a gated
+    action of theirs would run at once. Here a tool the policy did not place takes the
+    clause its retrieval evidence came from, else the clause sharing most words with its
+    name, keywords and summary (actions first); its condition follows the same rule as lcr's
+    (an actuator chosen from a condition clause is gated by that condition). An actuator no
+    clause claims, in a request with conditions, is gated by them: by the one, or by all of
+    them joined (which the executor refuses), never by none.
+    """
+    missing = [t for t in served if t not in decision.clause_index and t in catalog]
+    if not missing:
+        return decision
+    clauses = split_clauses(text)
+    if not any(c.role == 'condition' for c in clauses):
+        return decision
+    gates = list(dict.fromkeys(c.condition or c.embedded for c in clauses
+                               if c.condition or c.role == 'condition'))
+    by_text = {c.text.lower(): c.index for c in clauses}
+    words = [content_words(c.text) for c in clauses]
+    clause_index, conditions = dict(decision.clause_index), dict(decision.conditions)
+    for tool in missing:
+        spec = catalog.by_name[tool]
+        sensor = spec.kind is Kind.SENSOR
+        # the clause whose text retrieved the tool best, else the one sharing most words
+        score: dict[int, float] = {}
+        for e in decision.evidence.get(tool, []):
+            k = by_text.get(e.fragment.lower())
+            if k is not None and e.source == 'retrieval':
+                score[k] = max(score.get(k, -1.0), e.value)
+        if not score:
+            own = content_words(' '.join([spec.name.replace('_', ' '), spec.summary,
+                                          *spec.keywords]))
+            stems = {w.rstrip('s') for w in own}
+            score = {k: float(n) for k, ws in enumerate(words)
+                     if (n := len({w for w in ws if w in own or w.rstrip('s') in stems}))}
+        best = max(score.values(), default=0.0)
+        found = sorted((k for k, v in score.items() if v == best),  # ties: a gated action
+                       key=lambda k: (clauses[k].role != 'action', not clauses[k].condition, k))
+        if found and clauses[found[0]].role == 'condition':
+            # read for the condition, but also asked for by an action it gates ("ndvi<0.3 ->
+            # multispec shot"): that action
+            found = [k for k in score if clauses[k].role == 'action' and clauses[k].condition] \
+                or found
+        if found:
+            clause = clauses[found[0]]
+            clause_index[tool] = clause.index
+            condition = clause.condition if clause.role == 'action' else (
+                '' if sensor else clause.embedded)
+        else:
+            condition = '' if sensor else ' and '.join(gates)
+        if condition:
+            conditions[tool] = condition
+    return replace(decision, clause_index=clause_index, conditions=conditions)

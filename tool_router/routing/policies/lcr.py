@@ -56,7 +56,11 @@ per (request, tool) pair with a small calibrated scorer:
    fitted on cross-validated dev predictions.
 
 Every selected tool carries its evidence, the clause that chose it and that
-clause's gating condition, for the executor's traces.
+clause's gating condition, for the executor's traces (:func:`gating`). A tool whose clause
+is a condition ("if ndvi is under 0.35 grab a multispectral shot": the camera is closest to
+"ndvi") takes the condition of a gated action clause that asks for it; an actuator chosen from
+a condition clause with no such action is gated by that condition itself: an actuator is never
+run at once on the strength of a condition's words ("once landed, ..." never lands now).
 """
 
 from __future__ import annotations
@@ -421,7 +425,10 @@ class FeatureExtractor:
         clause_score = np.maximum(s.ex[rows], s.doc[rows])  # (C, T)
         if is_cond.any():
             clause_score[is_cond] = np.maximum(clause_score[is_cond], s.cond[rows][is_cond])
-        pos = ~negated & ~steering  # clauses whose evidence counts
+        # clauses whose evidence counts: not negated, not steering, not a time alone ("in 10 s"
+        # names no tool: ANNOTATION's time-only conditions need no sensor)
+        timed = np.array([c.time_only for c in clauses], dtype=bool)
+        pos = ~negated & ~steering & ~timed
         F = np.zeros((len(self.names), len(FEATURES)), dtype=np.float32)
         f = {name: i for i, name in enumerate(FEATURES)}
         F[:, f['bias']] = 1.0
@@ -550,6 +557,24 @@ def home_clauses(clause_score: np.ndarray, counting: np.ndarray) -> np.ndarray:
     rank = clause_score + 4.0 * counting[:, None] + 2.0 * (top & counting[:, None])
     best: np.ndarray = rank.argmax(axis=0)
     return best
+
+
+def gating(feats: Features, j: int, sensor: bool) -> tuple[int, str]:
+    """The clause tool ``j`` belongs to and the condition that gates it ('' = none).
+
+    Its home clause (:func:`home_clauses`) and that clause's condition, unless the home
+    clause is itself a condition: then a counting, gated action clause whose best tool ``j``
+    is (the action it names), else, for an actuator, the condition clause's own text.
+    """
+    k = int(feats.best_clause[j])
+    clause = feats.clauses[k]
+    if clause.role != 'condition':
+        return k, clause.condition
+    for k2, other in enumerate(feats.clauses):
+        if other.role == 'action' and other.condition and not feats.excluded[k2] \
+                and int(np.argmax(feats.clause_score[k2])) == j:
+            return k2, other.condition
+    return k, '' if sensor else clause.embedded
 
 
 def clause_spans(
@@ -809,13 +834,11 @@ class LearnedClauseRouter:
         clause_index: dict[str, int] = {}
         conditions: dict[str, str] = {}
         for j in kept:
-            k = int(feats.best_clause[j])
+            k, condition = gating(feats, j, bool(self.extractor.is_sensor[j]))
             clause = clauses[k]
             name = names[j]
             clause_index[name] = clause.index
-            conditions[name] = (
-                clause.condition
-            )  # an action gated by a condition; sensors stay ungated
+            conditions[name] = condition  # an action gated by a condition; sensors stay ungated
             evidence[name] = [
                 Evidence('model', clause.text, f'p={probs[j]:.3f}', round(float(probs[j]), 4)),
                 Evidence(
