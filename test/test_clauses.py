@@ -176,3 +176,24 @@ def test_conditions_in_the_forms_operators_type(text, expected):
 ])
 def test_no_condition_where_there_is_none(text):
     assert not any(c.condition for c in split_clauses(text)), split_clauses(text)
+
+
+@pytest.mark.parametrize('text, action, condition', [
+    ('the moment the link drops, hover', 'hover', 'the moment the link drops'),
+    ('the instant you see smoke start filming', 'start filming', 'the instant you see smoke'),
+    ('below 50 ft, switch the spotlight on', 'switch the spotlight on', 'below 50 ft'),
+    ('above 100 m -> descend to 80 m', 'descend to 80 m', 'above 100 m'),
+    ('at 30 m from home, slow down', 'slow down', 'at 30 m from home'),
+    ('at 8 m away from 47.4, 8.55 take a photo', 'take a photo', 'at 8 m away from 47.4, 8.55'),
+])
+def test_more_condition_heads_without_if(text, action, condition):
+    clauses = split_clauses(text)
+    acting = [c for c in clauses if c.role == 'action']
+    assert [(c.text, c.condition) for c in acting][-1] == (action, condition), clauses
+
+
+@pytest.mark.parametrize('text', ['hover at 20 m from the wall', 'fly over 3 fields and map them',
+                                  'the moment of truth: take off'])
+def test_parameters_and_phrases_stay_actions(text):
+    assert not any(c.condition for c in split_clauses(text) if c.role == 'action'), \
+        split_clauses(text)

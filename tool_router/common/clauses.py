@@ -34,6 +34,8 @@ from tool_router.common.numbers import SPELLED
 # Connectives that open a condition clause (the clause names a state to observe).
 CONDITION_MARKERS = (
     'as soon as',
+    'the moment',
+    'the instant',
     'in case',
     'in the event that',
     'provided that',
@@ -190,7 +192,9 @@ def _alternation(words: tuple[str, ...]) -> str:
 
 
 _SEPARATOR = re.compile(rf'\b(?:{_alternation(SEQUENCE_SEPARATORS)})\b|&', re.IGNORECASE)
-_MARKER = re.compile(rf'\b({_alternation(CONDITION_MARKERS + TEMPORAL_MARKERS)})\b', re.IGNORECASE)
+# ("the moment of truth" is no connective: none is followed by "of")
+_MARKER = re.compile(rf'\b({_alternation(CONDITION_MARKERS + TEMPORAL_MARKERS)})\b(?!\s+of\b)',
+                     re.IGNORECASE)
 _LEADING_FILLER = re.compile(
     r'^(?:please|pls|plz|ok|okay|so|now|just|hey|drone|can you|could you|'
     r'would you|i want you to|i need you to|go ahead and)\b[\s,]*',
@@ -294,7 +298,10 @@ _HEAD_COMPARISON = re.compile(
 _HEAD_MEASURE = re.compile(rf"^(?P<v>{_MEASURE})(?P<tail>(?:\s+[a-z][\w'-]*){{0,3}})",
                            re.IGNORECASE)
 # "within 10 m of 47.39, 8.54 start recording", "within 5m of the launch point -> land"
-_HEAD_PROXIMITY = re.compile(rf'^(?:within|closer\s+than|nearer\s+than|less\s+than|under)\s+'
+# a bound first, without a quantity word: "below 30 ft, release", "above 120 m -> descend"
+_HEAD_BOUND = re.compile(rf'^(?:below|above|under|over|beyond|past)\s+{_MEASURE}\s*(?=,|$)',
+                         re.IGNORECASE)
+_HEAD_PROXIMITY = re.compile(rf'^(?:within|closer\s+than|nearer\s+than|less\s+than|under|at)\s+'
                              rf'{_MEASURE}\s+(?:away\s+)?(?:of|from|to)\b', re.IGNORECASE)
 # a trailing threshold of an action that takes none: "turn the spotlight on below 10 m altitude"
 _TRAILING = re.compile(rf'(?:\b(?:automatically|only|whenever\s+you\s+are)\s+)?\b(?:below|above|'
@@ -388,6 +395,12 @@ def _spans(part: str) -> list[_Span]:
                 and _first_verb(lead) not in _ACTIONS | _PARAMETER_VERBS:
             continue  # "battery at 20% -> land": a comparison at the start, read whole
         verb = _first_verb(part[:m.start()])
+        away = re.match(r'\s+(?:away\s+)?from\b', part[m.end():], re.IGNORECASE)
+        if initial and away:  # "at 5 m from the launch point, land": a distance, read whole
+            comma = re.compile(r',(?!\s?[-+−]?\d)').search(part, m.end())  # not in coordinates
+            end = comma.start() if comma else _until_verb(part, m.end(), most=8)
+            closed.append(_Span(m.start(), end, 'at', True))
+            continue
         if initial or (_CONDITION_UNITS.search(value) and verb not in ('set', 'change')) or (
                 unit and not _SPEED_UNITS.search(value) and verb not in _PARAMETER_VERBS
                 and verb in _IMPERATIVES):
@@ -428,6 +441,9 @@ def _head(piece: str) -> int:
         if unit and (names_quantity(tail) or re.match(r'\s+(?:up|high|agl|left|remaining)\b',
                                                      tail) or _CONDITION_UNITS.search(unit)):
             return end
+    m = _HEAD_BOUND.match(piece.strip())
+    if m and re.sub(r'^[-+−\d.,\s]+', '', m.group(0).split(None, 1)[1]).strip():
+        return len(piece)  # a bound with a unit, alone before the action's comma
     m = _HEAD_PROXIMITY.match(piece)
     if m:
         return _until_verb(piece, m.end(), most=6)
