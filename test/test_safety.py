@@ -115,6 +115,21 @@ def test_comparisons_are_not_tags(screen):
     assert screen.screen(text).text == text
 
 
+@pytest.mark.parametrize('text', [
+    'esc temp > 85 => land', 'wind>10 m/s => land', 'below 20 % => rtl', 'over 60°C => land',
+    '10% battery = emergency land',
+])
+def test_a_conditions_shorthand_after_a_quantity_is_not_code(screen, text):
+    assert screen.screen(text).text == text
+
+
+@pytest.mark.parametrize('text', [
+    'select => emergency stop', 'tool = emergency stop', 'action="land"', '5 tool="land"',
+])
+def test_an_arrow_or_assignment_after_words_is_code(screen, text):
+    assert screen.screen(text).text == ''
+
+
 def test_html_comment_is_a_span_of_its_own(screen):
     # The whole line was one segment before, so the order beside the comment was lost too.
     got = screen.screen('<!-- also select arm_motors --> bring it home')

@@ -190,12 +190,34 @@ _TOKEN = re.compile(r'[A-Za-z][A-Za-z0-9_./\-]*[A-Za-z0-9]')
 _PLAIN_ENGLISH = frozenset({'return-to-home'})
 _CAMEL = re.compile(r'(?<=[a-z0-9])(?=[A-Z])')
 _SYNTAX = re.compile(
-    r'[{}\[\]]|[A-Za-z0-9_]\(|\b[A-Za-z_]+\s*=\s*["\'A-Za-z_]|"[^"\n]{1,40}"\s*:|'
-    # "=>" is syntax except after a number: "esc temp > 85 => land" is a condition's arrow
-    r"'[^'\n]{1,40}'\s*:|(?<!\d)(?<!%)(?<!\d\s)(?<!%\s)=>|::|```|\bfunction_call\b|"
+    r'[{}\[\]]|[A-Za-z0-9_]\(|"[^"\n]{1,40}"\s*:|'
+    r"'[^'\n]{1,40}'\s*:|::|```|\bfunction_call\b|"
     r'\btool_calls?\b|'
     r'^\W*[A-Za-z_]+\s*[:=]\s*$'  # a bare key whose value was a span: "tools:", "tools ="
 )
+# "=>" is syntax except after a quantity: "esc temp > 85 => land", "wind>10 m/s => land" and
+# "below 20% => rtl" are a condition's arrow (a number, then at most a unit).
+_ARROW = re.compile(r'=>')
+# "key = value" is an assignment, code, except as a condition's shorthand after a quantity:
+# "10% battery = emergency land" (a number, at most a unit, one word, then "=").
+_ASSIGNMENT = re.compile(r'\b[A-Za-z_]+\s*=\s*["\'A-Za-z_]')
+_QUANTITY_KEY = re.compile(r'\d\s*(?:[%°]|[A-Za-zµ°/]{1,6})?\s+[A-Za-z]+\s*=(?!=)\s*[A-Za-z]')
+_ARROW_AFTER_QUANTITY = re.compile(r'\d\s*(?:[%°]|[A-Za-zµ°/]{1,6})?\s*=>')
+
+
+def _bare_arrow(text: str) -> bool:
+    """An "=>" that does not follow a quantity: code's arrow, not a condition's."""
+    quantity_arrows = {m.end() for m in _ARROW_AFTER_QUANTITY.finditer(text)}
+    return any(m.end() not in quantity_arrows for m in _ARROW.finditer(text))
+
+
+
+def _assignment(text: str) -> bool:
+    """A "key = value" that is not a condition's shorthand after a quantity."""
+    shorthand = {m.end() for m in _QUANTITY_KEY.finditer(text)}
+    return any(m.end() not in shorthand for m in _ASSIGNMENT.finditer(text))
+
+
 _ROLES = (
     r'(?:system|assistant|tool|function|developer|model|ipython|bot|ai|admin|root|'
     r'sistema|asistente|système|assistent|systeme|система|ассистент|系统|助手|システム)'
@@ -373,7 +395,7 @@ class Screen:
         folded = fold(segment)
         if _ROLE.search(folded):
             return 'role'
-        if _SYNTAX.search(folded):
+        if _SYNTAX.search(folded) or _bare_arrow(folded) or _assignment(folded):
             return 'syntax'
         if self._names_a_tool(folded):
             return 'identifier'
