@@ -1,99 +1,41 @@
-"""Real MAVLink over UDP on 127.0.0.1: the executor's link against the MAVLink simulator.
+"""Real MAVLink over UDP on 127.0.0.1: the executor's link against the strict simulator.
 
-Each test gets a free UDP port; the simulator sends to it (udpout) and the
-executor's link listens on it (udpin), as with a real autopilot. The pipeline is
-the executor's own; only the operator who approves confirmations is a stand-in.
+Each test gets a free UDP port and a fresh simulator following ArduCopter's or PX4's rules
+(test/mavlink_rig.py). The pipeline is the executor's own; only the operator who approves
+confirmations is a stand-in.
 """
 from __future__ import annotations
-
-import socket
-import time
 
 import pytest
 
 pytest.importorskip('pymavlink')
 
-from tool_router.executor.config import load_executor_config  # noqa: E402
+from mavlink_rig import make_rig, wait_for  # noqa: E402
 from tool_router.common.conditions import decode_reading, parse_condition  # noqa: E402
-from tool_router.executor.dispatch import parse_binding  # noqa: E402
-from tool_router.executor.mavlink import (KindRouter, MavlinkDispatcher, MavlinkSampler,  # noqa: E402
-                                          MavlinkLink, SensorUnavailable)
-from tool_router.sim.autopilot import MavlinkSim  # noqa: E402
-from tool_router.executor.permissions import PermissionPolicy, load_permissions  # noqa: E402
-from tool_router.executor.pipeline import ExecutionPipeline  # noqa: E402
-from tool_router.executor.traces import ConfirmationOutcome, WatchRecord  # noqa: E402
-from tool_router.executor.watches import WatchManager  # noqa: E402
 from tool_router.common.paths import config_path  # noqa: E402
-from fakes import make_selection
+from tool_router.executor.config import load_executor_config  # noqa: E402
+from tool_router.executor.dispatch import parse_binding  # noqa: E402
+from tool_router.executor.mavlink import MavlinkSampler  # noqa: E402
+from tool_router.executor.traces import WatchRecord  # noqa: E402
+from tool_router.executor.watches import WatchManager  # noqa: E402
 
 M = pytest.importorskip('pymavlink.mavutil').mavlink
-pytestmark = pytest.mark.slow  # about 25 s of simulated flight over UDP; the fast tier skips it
+pytestmark = pytest.mark.slow  # seconds of simulated flight over UDP; the fast tier skips it
+PROFILES = ['ardupilot', 'px4']
 
 
-def free_udp_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(('127.0.0.1', 0))
-        return int(s.getsockname()[1])
-
-
-def wait_for(predicate, timeout_s=15.0, step=0.05):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step)
-    return predicate()
-
-
-class Approver:
-    """The operator: approves every confirmation (arm, emergency stop are 'critical')."""
-
-    def __init__(self):
-        self.asked = []
-
-    def confirm(self, requests):
-        self.asked += [r.tool for r in requests]
-        return {r.tool: ConfirmationOutcome(outcome='approved', operator_name='op')
-                for r in requests}
-
-
-class NoRos:
-    def dispatch(self, tool, binding, request_id, request_text, timeout_s):
-        raise AssertionError(f'{tool} ({binding.spec}) should not leave MAVLink here')
+@pytest.fixture(params=PROFILES)
+def rig(request, catalog):
+    rig = make_rig(catalog, request.param)
+    yield rig
+    rig.close()
 
 
 @pytest.fixture
-def rig(catalog):
-    port = free_udp_port()
-    config = load_executor_config(config_path('executor_mavlink.yaml'))
-    config.mavlink.connection = f'udpin:127.0.0.1:{port}'
-    config.mavlink.ack_timeout_s = 1.0
-    config.mavlink.heartbeat_timeout_s = 1.5
-    sim = MavlinkSim(f'udpout:127.0.0.1:{port}', climb_mps=10.0, cruise_mps=15.0).start()
-    link = MavlinkLink(config.mavlink)
-    assert link.wait_heartbeat(10.0), 'no heartbeat from the simulator over UDP'
-    rules = load_permissions(config.resolved_permissions(), catalog)
-    approver = Approver()
-    pipe = ExecutionPipeline(catalog, PermissionPolicy(rules, catalog), config.parsed_bindings(),
-                             approver, KindRouter(MavlinkDispatcher(link), NoRos()),
-                             call_timeout_s=3.0)
-    yield pipe, sim, link, approver
-    link.close()
-    sim.stop()
-
-
-def run(pipe, tools, text, rid='r'):
-    record = pipe.process(make_selection(rid, request_text=text, tools=tools,
-                                    scores=[0.9] * len(tools)))
-    return record, {t.tool: t for t in record.tools}
-
-
-def altitude(link):
-    try:
-        return link.read('altitude_sensor')['altitude_m']
-    except SensorUnavailable:
-        return None
+def ardupilot(catalog):
+    rig = make_rig(catalog, 'ardupilot')
+    yield rig
+    rig.close()
 
 
 def test_shipped_mavlink_config_binds_every_tool_and_says_which_stay_on_ros(catalog):
@@ -103,6 +45,8 @@ def test_shipped_mavlink_config_binds_every_tool_and_says_which_stay_on_ros(cata
     assert config.uses_mavlink()
     assert bindings['emergency_stop'].spec == 'mavlink:terminate'
     assert bindings['wind_estimate'].kind.value == 'trigger'
+    assert config.mavlink.autopilot == 'auto' and not config.mavlink.require_signed
+    assert config.call_timeout_s >= 30  # take-off and goto answer once the vehicle is there
 
 
 def test_unknown_mavlink_binding_name_is_a_config_error():
@@ -111,128 +55,128 @@ def test_unknown_mavlink_binding_name_is_a_config_error():
         parse_binding('mavlink:do_a_barrel_roll')
 
 
-def test_full_flight_arm_takeoff_goto_photo_rtl(rig):
-    pipe, sim, link, approver = rig
-    text = ('arm, take off to 20 m, fly to 47.3980, 8.5460 at 25 m, take a photo and '
-            'return home')
-    tools = ['arm_motors', 'takeoff', 'goto_waypoint', 'rgb_camera', 'return_to_home']
-    # arm and take off first; the goto is refused until the climb-out ends
-    record, t = run(pipe, tools[:2], text, 'flight-1')
-    assert [x.outcome for x in record.tools] == ['dispatched', 'dispatched'], record.tools
-    assert 'MAV_CMD_NAV_TAKEOFF to 20 m: accepted' in t['takeoff'].message
-    assert approver.asked == ['arm_motors']
-    # at 19.96 m the simulator has ended its climb-out (it refuses a goto before)
-    assert wait_for(lambda: (altitude(link) or 0) > 19.96)
-    record, t = run(pipe, tools[2:], text, 'flight-2')
-    assert record.stop_reason == 'completed', record.tools
-    assert 'MAV_CMD_DO_REPOSITION to 47.398000,8.546000 at 25 m: accepted' in \
-        t['goto_waypoint'].message
-    assert t['rgb_camera'].message.startswith('MAV_CMD_IMAGE_START_CAPTURE')
-    assert sim.snapshot()['images'] == 1
-    # RTL flies home and lands; the telemetry says so
-    assert wait_for(lambda: link.read('vehicle_state')['on_ground'], timeout_s=30.0)
-    state = link.read('vehicle_state')
-    assert state['mode'] == 'LAND' and state['armed']
-    assert link.read('gps_position')['home_distance_m'] < 2.0
-    assert sim.snapshot()['commands'][:2] == ['MAV_CMD_COMPONENT_ARM_DISARM',
-                                              'MAV_CMD_NAV_TAKEOFF']
+def test_autopilot_is_recognised_from_its_heartbeat(rig):
+    profile = rig.link.profile()
+    assert profile is not None and profile.name == rig.sim.autopilot
+    assert rig.link.mode() == ('AUTO_LOITER' if rig.sim.px4 else 'STABILIZE')
+    assert any('autopilot ' + profile.label in e for e in rig.events), rig.events
 
 
 def test_refusals_are_traced_with_their_mav_result(rig):
-    pipe, sim, link, _ = rig
-    _, t = run(pipe, ['takeoff'], 'take off to 10 m')
-    assert (t['takeoff'].outcome, t['takeoff'].failure_mode) == ('failed',
-                                                                 'mav_temporarily_rejected')
-    sim.state.battery_pct = 12.0
-    _, t = run(pipe, ['arm_motors'], 'arm')
-    assert t['arm_motors'].failure_mode == 'mav_denied'
-    assert 'denied by the vehicle' in t['arm_motors'].message
+    sim = rig.sim
+    # take-off while disarmed: refused before sending (PX4 would accept it and climb at arming)
+    _, t = rig.run(['takeoff'], 'take off to 10 m')
+    assert (t['takeoff'].outcome, t['takeoff'].failure_mode) == ('failed', 'not_ready')
+    assert 'MAV_CMD_NAV_TAKEOFF' not in rig.flight_commands()
+    with sim.lock:
+        sim.state.battery_pct = 12.0
+    _, t = rig.run(['arm_motors'], 'arm')
+    # ArduCopter answers a failed arming check FAILED, PX4 TEMPORARILY_REJECTED
+    expected = 'mav_temporarily_rejected' if sim.px4 else 'mav_failed'
+    assert t['arm_motors'].failure_mode == expected, t['arm_motors'].message
+    assert 'battery' in t['arm_motors'].message.lower()  # the vehicle's STATUSTEXT is quoted
     sim.force_results[M.MAV_CMD_DO_GRIPPER] = M.MAV_RESULT_UNSUPPORTED
-    _, t = run(pipe, ['payload_release'], 'drop the payload')
+    _, t = rig.run(['payload_release'], 'drop the payload')
     assert t['payload_release'].failure_mode == 'mav_unsupported'
-    sim.force_results[M.MAV_CMD_MISSION_START] = M.MAV_RESULT_FAILED
-    _, t = run(pipe, ['execute_mission'], 'start the mission')
-    assert t['execute_mission'].failure_mode == 'mav_failed'
+    sim.force_results[M.MAV_CMD_MISSION_START] = M.MAV_RESULT_DENIED
+    _, t = rig.run(['execute_mission'], 'start the mission')
+    assert t['execute_mission'].failure_mode == 'mav_denied'
     sim.force_results[M.MAV_CMD_VIDEO_START_CAPTURE] = 6  # MAV_RESULT_CANCELLED
-    _, t = run(pipe, ['video_recorder'], 'record video')
+    _, t = rig.run(['video_recorder'], 'record video')
     assert t['video_recorder'].failure_mode == 'mav_cancelled'
 
 
-def test_in_progress_then_accepted(rig):
-    pipe, sim, _, _ = rig
-    _, t = run(pipe, ['video_recorder'], 'start recording video')
+def test_in_progress_then_accepted(ardupilot):
+    _, t = ardupilot.run(['video_recorder'], 'start recording video')
     assert t['video_recorder'].outcome == 'dispatched'
     assert 'VIDEO_START_CAPTURE (start): accepted' in t['video_recorder'].message
-    assert sim.snapshot()['recording'] is True
-    _, t = run(pipe, ['video_recorder'], 'stop the video')
+    assert ardupilot.sim.snapshot()['recording'] is True
+    _, t = ardupilot.run(['video_recorder'], 'stop the video')
     assert 'VIDEO_STOP_CAPTURE' in t['video_recorder'].message
-    assert sim.snapshot()['recording'] is False
+    assert ardupilot.sim.snapshot()['recording'] is False
 
 
-def test_no_ack_is_a_timeout_not_a_hang(rig):
-    pipe, sim, link, _ = rig
-    sim.silence(1.2)  # shorter than the heartbeat timeout: the link still counts as up
-    _, t = run(pipe, ['rgb_camera'], 'take a photo')
+def test_no_ack_is_a_timeout_not_a_hang(ardupilot):
+    ardupilot.sim.silence(1.2)  # shorter than the heartbeat timeout: the link still counts as up
+    _, t = ardupilot.run(['rgb_camera'], 'take a photo')
     assert t['rgb_camera'].failure_mode == 'ack_timeout'
-    # the 1 s ACK budget was the wait, not the 3 s call budget
-    assert 'no COMMAND_ACK within 1 s' in t['rgb_camera'].message
-    assert sim.snapshot()['images'] == 1  # it went out; only the answer was lost
+    assert 'no COMMAND_ACK within 1 s' in t['rgb_camera'].message  # the ACK budget, not 30 s
+    assert ardupilot.sim.snapshot()['images'] == 1  # it went out; only the answer was lost
 
 
 def test_heartbeat_loss_blocks_motion_and_is_traced(rig):
-    pipe, sim, link, _ = rig
-    sim.silence(30.0)
-    assert wait_for(link.link_lost, timeout_s=30.0)
-    record, t = run(pipe, ['arm_motors', 'takeoff', 'link_quality'], 'arm and take off to 10 m')
+    rig.sim.silence(30.0)
+    assert wait_for(rig.link.link_lost, timeout_s=30.0)
+    record, t = rig.run(['arm_motors', 'takeoff', 'link_quality'], 'arm and take off to 10 m')
     assert t['arm_motors'].failure_mode == 'heartbeat_lost'
     assert 'nothing sent' in t['arm_motors'].message
     assert t['takeoff'].outcome == 'skipped_after_failure'
     reading = decode_reading(t['link_quality'].message)
     assert reading['link_lost'] is True
-    assert 'MAV_CMD_COMPONENT_ARM_DISARM' not in sim.snapshot()['commands']
+    assert 'MAV_CMD_COMPONENT_ARM_DISARM' not in rig.flight_commands()
 
 
 def test_missing_argument_and_limits_refuse_before_sending(rig):
-    pipe, sim, link, _ = rig
-    _, t = run(pipe, ['set_altitude'], 'change the altitude a bit')
+    _, t = rig.run(['set_altitude'], 'change the altitude a bit')
     assert t['set_altitude'].failure_mode == 'missing_argument'
     assert 'nothing sent' in t['set_altitude'].message
-    _, t = run(pipe, ['goto_waypoint'], 'fly to 47.5000, 8.5456')
+    _, t = rig.run(['goto_waypoint'], 'fly to 47.5000, 8.5456')
     assert t['goto_waypoint'].failure_mode == 'outside_limits'
     assert 'geofence' in t['goto_waypoint'].message
-    _, t = run(pipe, ['takeoff'], 'take off to 500 m')
+    _, t = rig.run(['takeoff'], 'take off to 500 m')
     assert t['takeoff'].failure_mode == 'outside_limits'
-    assert sim.snapshot()['commands'] == []
+    assert rig.flight_commands() == []
 
 
 def test_emergency_stop_goes_out_even_without_heartbeat(rig):
-    pipe, sim, link, approver = rig
-    run(pipe, ['arm_motors'], 'arm')
-    sim.silence(30.0)  # the vehicle still hears us but sends nothing
-    assert wait_for(link.link_lost, timeout_s=30.0)
-    _, t = run(pipe, ['takeoff'], 'take off')
+    record, _ = rig.run(['arm_motors'], 'arm')
+    assert record.tools[0].outcome == 'dispatched', record.tools
+    rig.sim.silence(30.0)  # the vehicle still hears us but sends nothing
+    assert wait_for(rig.link.link_lost, timeout_s=30.0)
+    _, t = rig.run(['takeoff'], 'take off')
     assert t['takeoff'].failure_mode == 'heartbeat_lost'
-    _, t = run(pipe, ['emergency_stop'], 'emergency stop now')
-    assert sim.snapshot()['terminated'] is True  # sent although the link counts as lost
+    _, t = rig.run(['emergency_stop'], 'emergency stop now')
+    assert rig.sim.snapshot()['terminated'] is True  # sent although the link counts as lost
     assert t['emergency_stop'].failure_mode == 'ack_timeout'  # and traced: no answer came
-    assert 'MAV_CMD_NAV_TAKEOFF' not in sim.snapshot()['commands']
+    assert 'MAV_CMD_NAV_TAKEOFF' not in rig.flight_commands()
 
 
 def test_condition_watch_samples_mavlink_telemetry(rig):
     """The battery loop: 'land when the battery drops below 25%' over MAVLink."""
-    pipe, sim, link, _ = rig
-    run(pipe, ['arm_motors', 'takeoff'], 'arm and take off to 10 m')
-    assert wait_for(lambda: (altitude(link) or 0) > 9.5)
+    record, _ = rig.run(['arm_motors', 'takeoff'], 'arm and take off to 10 m')
+    assert [t.outcome for t in record.tools] == ['dispatched'] * 2, record.tools
     fired = []
     events: list[WatchRecord] = []
-    manager = WatchManager(MavlinkSampler(link), fired.append, events.append)
+    manager = WatchManager(MavlinkSampler(rig.link), fired.append, events.append)
     predicate = parse_condition('when the battery drops below 25%', ['battery_status'])
     manager.arm('loop', 'land', predicate, 'land when the battery drops below 25%')
     manager.tick()
-    assert not fired and link.read('battery_status')['battery_pct'] > 25
-    sim.state.battery_pct = 24.0
+    assert not fired and rig.link.read('battery_status')['battery_pct'] > 25
+    with rig.sim.lock:
+        rig.sim.state.battery_pct = 24.0
     assert wait_for(lambda: manager.tick() or fired, timeout_s=30.0)
-    record, t = run(pipe, [fired[0].tool], fired[0].request_text)
-    assert t['land'].outcome == 'dispatched'
+    record, t = rig.run([fired[0].tool], fired[0].request_text)
+    assert t['land'].outcome == 'dispatched', t['land'].message
     assert [e.event for e in events] == ['armed', 'fired']
-    assert wait_for(lambda: link.read('vehicle_state')['on_ground'], timeout_s=30.0)
+    assert wait_for(lambda: rig.state().get('phase') == 'disarmed', timeout_s=30.0)
+
+
+def test_hold_is_a_pause_on_arducopter_and_the_hold_mode_on_px4(rig):
+    record, _ = rig.run(['arm_motors', 'takeoff'], 'arm and take off to 10 m')
+    assert [t.outcome for t in record.tools] == ['dispatched'] * 2, record.tools
+    _, t = rig.run(['return_to_home'], 'return home')
+    assert t['return_to_home'].outcome == 'dispatched'
+    _, t = rig.run(['hold_position'], 'hold position')
+    assert t['hold_position'].outcome == 'dispatched', t['hold_position'].message
+    if rig.sim.px4:  # PX4 has no pause command: Hold is a mode
+        assert t['hold_position'].message.startswith('MAV_CMD_DO_SET_MODE AUTO_LOITER')
+        assert 'switched from AUTO_RTL first; the request asked for it' in \
+            t['hold_position'].message
+        assert 'MAV_CMD_DO_PAUSE_CONTINUE' not in rig.flight_commands()
+        _, t = rig.run(['hold_position'], 'hold position')
+        assert t['hold_position'].message.startswith('already in AUTO_LOITER (hold position)')
+    else:  # out of RTL into GUIDED, then GUIDED's pause
+        assert t['hold_position'].message.startswith('MAV_CMD_DO_PAUSE_CONTINUE (pause: hold')
+        assert 'switched from RTL first' in t['hold_position'].message
+    assert wait_for(lambda: rig.state().get('mode') in ('GUIDED', 'AUTO_LOITER'))
+    assert rig.state()['phase'] == 'airborne'

@@ -92,9 +92,10 @@ class SecurityRecord(BaseModel):
 
     schema_version: Literal['1.0'] = '1.0'
     record: Literal['security'] = 'security'
-    event: Literal['confirmation_refused', 'execute_refused'] = Field(
+    event: Literal['confirmation_refused', 'execute_refused', 'mavlink_refused'] = Field(
         'confirmation_refused', description='confirmation_refused: a /executor/confirm call; '
-        'execute_refused: a selection to execute whose requester signature failed.')
+        'execute_refused: a selection to execute whose requester signature failed; '
+        'mavlink_refused: MAVLink messages dropped for their signature (require_signed).')
     stamp: float = Field(description='When it was refused, seconds since the epoch.')
     request_id: str = Field(description='The request the call named.')
     tool: str = Field('', description="Confirmation: the tool it named ('' = every pending "
@@ -107,7 +108,7 @@ class SecurityRecord(BaseModel):
     key_owner: str = Field('', description='Operator that key id belongs to, if any.')
     reason: Literal['unsigned', 'unknown_key', 'revoked_key', 'bad_signature', 'stale',
                     'replayed_nonce', 'malformed', 'role_not_allowed', 'no_router_key',
-                    'bad_router_signature']
+                    'bad_router_signature', 'replayed']
     detail: str = Field('', description='Human-readable explanation.')
 
 

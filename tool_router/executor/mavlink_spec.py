@@ -11,6 +11,7 @@ as COMMAND_LONG or COMMAND_INT and acknowledged by COMMAND_ACK) or of
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -19,6 +20,7 @@ MAV_CMD_NAV_RETURN_TO_LAUNCH = 20
 MAV_CMD_NAV_LAND = 21
 MAV_CMD_NAV_TAKEOFF = 22
 MAV_CMD_CONDITION_YAW = 115
+MAV_CMD_DO_SET_MODE = 176
 MAV_CMD_DO_CHANGE_SPEED = 178
 MAV_CMD_DO_CHANGE_ALTITUDE = 186
 MAV_CMD_DO_FLIGHTTERMINATION = 185
@@ -27,6 +29,9 @@ MAV_CMD_DO_PAUSE_CONTINUE = 193
 MAV_CMD_DO_GRIPPER = 211
 MAV_CMD_COMPONENT_ARM_DISARM = 400
 MAV_CMD_MISSION_START = 300
+MAV_CMD_SET_MESSAGE_INTERVAL = 511
+MAV_CMD_REQUEST_MESSAGE = 512
+MAV_CMD_PREFLIGHT_REBOOT_SHUTDOWN = 246
 MAV_CMD_DO_GIMBAL_MANAGER_PITCHYAW = 1000
 MAV_CMD_IMAGE_START_CAPTURE = 2000
 MAV_CMD_VIDEO_START_CAPTURE = 2500
@@ -62,13 +67,15 @@ ACTIONS: dict[str, Action] = {
     'land': Action(MAV_CMD_NAV_LAND, True),
     'precision_land': Action(MAV_CMD_NAV_LAND, True, doc='param2=2 (precision land required)'),
     'rtl': Action(MAV_CMD_NAV_RETURN_TO_LAUNCH, True),
-    'hold': Action(MAV_CMD_DO_PAUSE_CONTINUE, True, doc='param1=0 (pause: hold position)'),
+    'hold': Action(MAV_CMD_DO_PAUSE_CONTINUE, True,
+                   doc='ArduCopter: param1=0 (pause: hold position); PX4: DO_SET_MODE Hold'),
     'goto': Action(MAV_CMD_DO_REPOSITION, True, frame_int=True,
-                   doc='COMMAND_INT, frame GLOBAL_RELATIVE_ALT_INT, x/y=lat/lon*1e7, '
-                       'z=altitude (current when not given)'),
+                   doc='COMMAND_INT, x/y=lat/lon*1e7, z=altitude (current when not given): '
+                       'ArduCopter GLOBAL_RELATIVE_ALT_INT above home, PX4 GLOBAL_INT AMSL'),
     'mission_start': Action(MAV_CMD_MISSION_START, True),
-    'set_altitude': Action(MAV_CMD_DO_CHANGE_ALTITUDE, True,
-                           doc='param1=altitude (m), param2=MAV_FRAME_GLOBAL_RELATIVE_ALT'),
+    'set_altitude': Action(MAV_CMD_DO_REPOSITION, True, frame_int=True,
+                           doc='DO_REPOSITION at the current position, z=the new altitude '
+                               '(ArduCopter does not take DO_CHANGE_ALTITUDE as a command)'),
     'set_speed': Action(MAV_CMD_DO_CHANGE_SPEED, True, doc='param1=1 (ground), param2=m/s'),
     'set_heading': Action(MAV_CMD_CONDITION_YAW, True,
                           doc='param1=heading, param2=30 deg/s, param4=0 (absolute)'),
@@ -150,11 +157,39 @@ class MavlinkConfig(BaseModel):
                                   'set_altitude/goto (landing is the land tool).')
     max_speed_mps: float = Field(15.0, gt=0, le=100, description='Highest set_speed accepted.')
     geofence: Geofence = Field(default_factory=Geofence)
+    autopilot: Literal['auto', 'ardupilot', 'px4'] = Field(
+        'auto', description="Whose rules the commands follow: 'ardupilot' (ArduCopter), 'px4', "
+                            "or 'auto' (from the autopilot's HEARTBEAT); a HEARTBEAT from the "
+                            'other stack refuses motion commands (autopilot_mismatch).')
+    px4_min_takeoff_m: float = Field(2.5, ge=0, le=100, description="PX4's minimum take-off "
+                                     'altitude (MIS_TAKEOFF_ALT) until the vehicle reports its '
+                                     'own; lower take-off requests are refused.')
+    mode_timeout_s: float = Field(3.0, gt=0, le=60, description='After a mode switch, longest '
+                                  'wait for the HEARTBEAT to show the new mode.')
+    wait_arrival: bool = Field(True, description='takeoff / goto / set_altitude answer once '
+                               'the vehicle is there (within arrival_tolerance_m), not at the '
+                               'COMMAND_ACK; never longer than call_timeout_s.')
+    arrival_tolerance_m: float = Field(1.0, gt=0, le=50, description='How close counts as '
+                                       'arrived (horizontal and vertical).')
+    stream_retry_s: float = Field(2.0, gt=0, le=60, description='Telemetry streams are '
+                                  're-requested at most this often while telemetry is missing '
+                                  'or after the autopilot rebooted.')
+    signing_key_file: str = Field('', description="MAVLink 2 signing key (32 bytes, hex, 0600; "
+                                  "tool-router mavlink-key create FILE); '' = no signing.")
+    require_signed: bool = Field(False, description='Refuse every incoming message without a '
+                                 'valid signature (counted, traced as security events); needs '
+                                 'signing_key_file.')
+    signing_link_id: int = Field(1, ge=0, le=255, description='Our MAVLink signing link id.')
+    security_report_s: float = Field(10.0, gt=0, le=3600, description='Refused messages from '
+                                     'one sender are traced once, then once per this many '
+                                     'seconds with their count.')
 
     @model_validator(mode='after')
     def _limits(self) -> 'MavlinkConfig':
         if self.min_altitude_m > self.max_altitude_m:
             raise ValueError('min_altitude_m is above max_altitude_m')
+        if self.require_signed and not self.signing_key_file:
+            raise ValueError('require_signed needs signing_key_file')
         if ':' not in self.connection and not self.connection.startswith('/dev/'):
             raise ValueError(f'connection {self.connection!r}: expected udpin:HOST:PORT, '
                              'udpout:HOST:PORT, tcp:HOST:PORT or /dev/DEVICE')

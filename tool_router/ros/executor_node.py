@@ -38,7 +38,7 @@ from tool_router.common import signing
 from tool_router.common.catalog import load_catalog
 from tool_router.common.errors import ConfigError, ToolRouterError, first_error
 from tool_router.common.places import load_places
-from tool_router.executor.auth import ConfirmationVerifier
+from tool_router.executor.auth import ConfirmationVerifier, SecurityRecord
 from tool_router.executor.chain import load_or_create_chain_key
 from tool_router.executor.config import ExecutorConfig, load_executor_config
 from tool_router.executor.confirmations import ConfirmationBook
@@ -346,12 +346,15 @@ class ExecutorNode(Node):
                                                   MavlinkSampler)
 
         try:
-            self._mavlink = MavlinkLink(c.mavlink)
+            self._mavlink = MavlinkLink(c.mavlink, on_event=self.get_logger().info,
+                                        on_security=self._mavlink_refused)
         except (OSError, ValueError) as exc:
             raise ConfigError(f'MAVLink {c.mavlink.connection}: {exc}') from None
+        signing = ('signed, unsigned messages refused' if c.mavlink.require_signed else
+                   'signed' if c.mavlink.signing_key_file else 'unsigned')
         self.get_logger().info(
             f'MAVLink link on {c.mavlink.connection} (vehicle {c.mavlink.target_system}/'
-            f'{c.mavlink.target_component})'
+            f'{c.mavlink.target_component}, autopilot {c.mavlink.autopilot}, {signing})'
         )
         threading.Thread(target=self._report_vehicle_link, name='mavlink-link-log',
                          daemon=True).start()
@@ -369,7 +372,24 @@ class ExecutorNode(Node):
             while not link.heartbeat_seen.wait(1.0):
                 if self._closing:
                     return
-        log.info(f'vehicle heartbeat seen (system {link.config.target_system})')
+        log.info(f'vehicle heartbeat seen (system {link.config.target_system}): '
+                 f'{link.describe()}')
+
+    def _mavlink_refused(self, event: dict[str, Any]) -> None:
+        """MAVLink messages dropped for their signature: a security record (rate-limited)."""
+        self.get_logger().warning(
+            f"MAVLink: refused {event['count']} {event['message']} from system "
+            f"{event['system']} component {event['component']} ({event['reason']})")
+        if self._sink is None:
+            return
+        self._sink.security(SecurityRecord(
+            event='mavlink_refused', stamp=time.time(), request_id='', tool=event['message'],
+            claimed_operator='', key_id=f"system {event['system']} component "
+                                        f"{event['component']}",
+            reason=event['reason'] if event['reason'] in ('unsigned', 'bad_signature', 'stale',
+                                                          'replayed') else 'malformed',
+            detail=f"{event['count']} {event['message']} message(s) without a valid MAVLink 2 "
+                   'signature dropped (mavlink.require_signed)'))
 
     # -- callbacks ---------------------------------------------------------
     def _on_selection(self, msg: SelectedCapabilities) -> None:
