@@ -30,10 +30,11 @@ class Journal:
         self.lines: list[tuple[str, object]] = []
         self.full = False
 
-    def event(self, event):
-        if self.full:
+    def event(self, event, keep=False):
+        if self.full and not keep:
             raise TraceError('cannot write trace record: No space left on device')
-        self.lines.append(('event', event))
+        self.lines.append(('kept' if self.full else 'event', event))
+        return not self.full
 
     def record(self, record):
         self.lines.append(('record', record))

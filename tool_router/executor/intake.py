@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tool_router.common.errors import ConfigError, ToolRouterError
 from tool_router.common.signing import router_signature_ok
 from tool_router.executor.auth import SecurityRecord, Verdict
+from tool_router.executor.permissions import SAFETY_ACTIONS
 from tool_router.executor.pipeline import ExecutionPipeline, Selection
 from tool_router.executor.traces import TraceEvent, TraceRecord
 
@@ -92,8 +93,11 @@ class RequestVerifier(Protocol):
 class Journal(Protocol):
     """Where the intake's records go: write-ahead events raise when not on disk."""
 
-    def event(self, event: TraceEvent) -> None:
-        """Append one write-ahead event (fsync'd); raise when it is not on disk."""
+    def event(self, event: TraceEvent, keep: bool = False) -> object:
+        """Append one write-ahead event (fsync'd); raise when it is not on disk.
+
+        With ``keep`` an event that cannot be written is kept in memory instead (no raise).
+        """
         ...
 
     def record(self, record: TraceRecord) -> None:
@@ -230,10 +234,14 @@ class Intake:
         with self._lock:
             if self._closing:
                 return False, 'executor shutting down'
+        # on a full disk a selection with a safety action is taken on a record in memory; the
+        # pipeline then runs only its safety actions (tool_router/executor/sink.py)
+        safety = not SAFETY_ACTIONS.isdisjoint(selection.tools)
         try:
-            self.journal.event(self.pipeline.received_event(selection, received))
+            self.journal.event(self.pipeline.received_event(selection, received), keep=safety)
         except (OSError, ToolRouterError) as exc:
-            return False, f'trace not writable: {exc}'
+            return False, (f'trace not writable: {exc}; on a full disk only safety actions '
+                           '(land, return_to_home, hold_position, emergency_stop) run')
         with self._lock:
             ticket = next(self._tickets)
             self._queued[ticket] = _Queued(selection, received)

@@ -32,6 +32,10 @@ from tool_router.common.catalog import Catalog, Risk
 from tool_router.common.errors import ConfigError, first_problem
 from tool_router.common.yaml_util import line_of, load_yaml_with_lines
 
+# The actions that make the vehicle safer, whatever else fails: on a full disk they still run
+# with their record kept in memory (tool_router/executor/sink.py); every other action is refused.
+SAFETY_ACTIONS = frozenset({'land', 'return_to_home', 'hold_position', 'emergency_stop'})
+
 
 class Action(str, Enum):
     """What the executor does with a selected tool."""

@@ -32,7 +32,7 @@ from tool_router.common.conditions import Parsed, Predicate, parse_condition, se
 from tool_router.common.places import Place
 from tool_router.executor.dispatch import (Binding, BindingKind, Dispatcher, DispatchResult,
                                            Mode)
-from tool_router.executor.permissions import Action, PermissionPolicy
+from tool_router.executor.permissions import SAFETY_ACTIONS, Action, PermissionPolicy
 from tool_router.executor.traces import (Candidate, ConfirmationOutcome, Redactor, Stamps,
                                          ToolTrace, TraceEvent, TraceRecord)
 from tool_router.executor.watches import TimePassedError
@@ -108,6 +108,14 @@ def _explanation(sel: Selection) -> tuple[list[Candidate], list[str]]:
     return candidates, list(why.dropped)
 
 
+class EventJournal(Protocol):
+    """Where write-ahead events go: raises when an event is not recorded (see ``keep``)."""
+
+    def __call__(self, event: TraceEvent, keep: bool = False) -> object:
+        """Record ``event``; with ``keep`` a record kept in memory is enough."""
+        ...
+
+
 class ExecutionPipeline:
     """Turns one :class:`Selection` into actions and a trace record."""
 
@@ -116,7 +124,7 @@ class ExecutionPipeline:
                  mode: Mode = Mode.EXECUTE, confirm_timeout_s: float = 30.0,
                  call_timeout_s: float = 3.0, stop_on_failure: bool = True,
                  redactor: Redactor | None = None, watches: WatchArmer | None = None,
-                 journal: Callable[[TraceEvent], None] | None = None,
+                 journal: EventJournal | None = None,
                  clock: Callable[[], float] = time.time,
                  places: Mapping[str, Place] | None = None) -> None:
         self.catalog = catalog
@@ -186,13 +194,21 @@ class ExecutionPipeline:
             stamps=Stamps(routed=sel.routed, received=received, dispatch_done=self.clock()),
             tools=tools, stop_reason=stop_reason, notes=[message])
 
-    def _log(self, sel: Selection, event: str, **fields: object) -> bool:
-        """Hand one state change to the journal; False when it could not be recorded."""
+    def _log(self, sel: Selection, event: str, keep: bool | None = None,
+             **fields: object) -> bool:
+        """Hand one state change to the journal; False when it could not be recorded.
+
+        ``keep``: a record the journal could only keep in memory counts as recorded (the safety
+        actions run on a full disk; tool_router/executor/sink.py). By default the events of a
+        selection that holds a safety action are kept; ``dispatching`` says per tool.
+        """
         if self.journal is None:
             return True
+        if keep is None:
+            keep = not SAFETY_ACTIONS.isdisjoint(sel.tools)
         try:
             self.journal(TraceEvent(event=event, request_id=sel.request_id,
-                                    stamp=self.clock(), **fields))
+                                    stamp=self.clock(), **fields), keep)
         except Exception:  # noqa: BLE001 - the journal reports its own errors
             return False
         return True
@@ -294,9 +310,11 @@ class ExecutionPipeline:
             if binding is None:
                 t.outcome, t.failure_mode = 'failed', 'endpoint_unreachable'
                 t.message = 'no binding configured for this tool'
-            elif not self._log(sel, 'dispatching', tool=t.tool, detail=binding.spec):
+            elif not self._log(sel, 'dispatching', keep=t.tool in SAFETY_ACTIONS, tool=t.tool,
+                               detail=binding.spec):
                 t.outcome, t.failure_mode = 'failed', 'trace_unwritable'
-                t.message = 'not called: the dispatching record could not be written'
+                t.message = ('not called: the dispatching record could not be written (on a '
+                             'full disk only safety actions run)')
             else:
                 start = time.perf_counter()
                 try:

@@ -10,6 +10,9 @@ reads each sensor that an armed watch needs once, through an injected
 * predicate holds       -> ``fired``: the record is emitted first, then the
   injected ``fire`` callback runs the gated action through the normal pipeline,
   where permissions and confirmations are decided *now*, not at arming time;
+  when ``fire`` answers False (the action could not be taken: a full disk, a
+  queue at shutdown) the watch is armed again, not used up, and retried after
+  ``retry_s`` while its condition holds;
 * otherwise it stays armed.
 
 Each state change is handed to ``emit`` as a
@@ -72,17 +75,20 @@ class Watch(BaseModel):
     last_error: str = Field('', description='Why the last sample failed, if it did.')
     ended_at: float | None = None
     reason: str = ''
+    retries: int = Field(0, description='Times it fired and its action could not be taken.')
+    not_before: float = Field(0.0, description='No sample is evaluated before this instant.')
 
 
 class WatchManager:
     """Arms, samples, fires, expires and cancels watches; thread-safe."""
 
-    def __init__(self, sampler: Sampler, fire: Callable[[Watch], None],
+    def __init__(self, sampler: Sampler, fire: Callable[[Watch], bool | None],
                  emit: Callable[[WatchRecord], None], *, ttl_s: float = 600.0,
-                 max_watches: int = 32, keep_ended: int = 50,
+                 max_watches: int = 32, keep_ended: int = 50, retry_s: float = 1.0,
                  clock: Callable[[], float] = time.time) -> None:
         self.sampler = sampler
         self.fire = fire
+        self.retry_s = retry_s
         self.emit = emit
         self.ttl_s = ttl_s
         self.max_watches = max_watches
@@ -186,6 +192,8 @@ class WatchManager:
                 if isinstance(reading, str):
                     w.last_error = reading
                     continue
+                if now < w.not_before:
+                    continue
                 w.samples += 1
                 try:
                     w.value = w.predicate.value(reading)
@@ -200,8 +208,24 @@ class WatchManager:
             fired = [w.model_copy() for w, _ in due]
         for (_, record), watch in zip(due, fired):
             self.emit(record)  # on disk before the action runs
-            self.fire(watch)
+            if self.fire(watch) is False:
+                self._rearm(watch)
         return fired
+
+    def _rearm(self, fired: Watch) -> None:
+        """Arm ``fired`` again: its action could not be taken, so it is not used up."""
+        with self._lock:
+            w = self._watches.get(fired.watch_id)
+            if w is None or w.state != 'fired':
+                return
+            now = self.clock()
+            w.state, w.ended_at, w.retries = 'armed', None, w.retries + 1
+            w.not_before = now + self.retry_s
+            w.reason = (f'fired but {w.tool} could not be taken; armed again (retry '
+                        f'{w.retries}, next in {self.retry_s:g} s)')
+            w.last_error = w.reason
+            record = self._record(w, 'armed', now)
+        self.emit(record)
 
     # -- helpers --------------------------------------------------------------
     def _end(self, w: Watch, state: Literal['fired', 'expired', 'cancelled'],

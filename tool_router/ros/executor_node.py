@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pydantic
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
@@ -172,6 +173,9 @@ class RosConfirmer:
         return {r.tool: self._book.wait(entry, deadline) for r, entry in entries}
 
 
+DIAGNOSTICS_PERIOD_S = 1.0  # the executor's /diagnostics and trace-backlog flush period
+
+
 class ExecutorNode(Node):
     """ROS glue: parameters, topics, services. The decisions live in the pure core.
 
@@ -294,6 +298,11 @@ class ExecutorNode(Node):
             callback_group=watch_group)
         self._watch_timer = self.create_timer(
             c.watch_period_s, self.watches.tick, callback_group=MutuallyExclusiveCallbackGroup())
+        # once a second: write what a full disk left in memory, and say so on /diagnostics
+        self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self._health_timer = self.create_timer(
+            DIAGNOSTICS_PERIOD_S, self._publish_health,
+            callback_group=MutuallyExclusiveCallbackGroup())
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
         self._announce_confirmation_security()
@@ -447,7 +456,33 @@ class ExecutorNode(Node):
         except Exception as exc:  # noqa: BLE001 - context already shut down; the file has it
             self.get_logger().debug(f'watch event {record.watch_id} not published: {exc!r}')
 
-    def _fire_watch(self, watch: Watch) -> None:
+    def _publish_health(self) -> None:
+        """Flush the trace backlog; publish the executor's state on /diagnostics."""
+        if self._sink is None:
+            return
+        health = self._sink.flush()
+        level, message = health.status()
+        values = {
+            'trace_on_disk': str(health.on_disk).lower(), 'trace_backlog': str(health.backlog),
+            'trace_dropped': str(health.dropped), 'trace_error': health.error,
+            'queued_selections': str(self.intake.waiting),
+            'watches_armed': str(len(self.watches.armed())),
+            'pending_confirmations': str(len(self.book.pending())),
+            'mode': self.config.mode.value,
+        }
+        status = DiagnosticStatus(
+            name=f'tool_router: executor {self.get_fully_qualified_name()}',
+            hardware_id='tool_router', message=message,
+            level=DiagnosticStatus.ERROR if level == 'ERROR' else DiagnosticStatus.OK,
+            values=[KeyValue(key=k, value=v) for k, v in values.items()])
+        msg = DiagnosticArray(status=[status])
+        msg.header.stamp = self.get_clock().now().to_msg()
+        try:
+            self._diag_pub.publish(msg)
+        except Exception as exc:  # noqa: BLE001 - context shutting down
+            self.get_logger().debug(f'diagnostics not published: {exc!r}')
+
+    def _fire_watch(self, watch: Watch) -> bool:
         self.get_logger().info(
             f'watch {watch.watch_id} fired: {watch.reason}; running {watch.tool} '
             f'(request {watch.request_id})')
@@ -456,7 +491,8 @@ class ExecutorNode(Node):
                                             fired_by=watch.watch_id))
         if not ack.accepted:
             self.get_logger().error(f'watch {watch.watch_id} fired but {watch.tool} not run: '
-                                    f'{ack.reason}')
+                                    f'{ack.reason}; armed again')
+        return ack.accepted
 
     def _on_list_watches(
         self, request: ListWatches.Request, response: ListWatches.Response
