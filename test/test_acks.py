@@ -87,3 +87,21 @@ def test_outbox_drops_a_selection_at_its_deadline_even_if_a_reader_matches_then(
     assert len(box) == 0 and box.dropped == 1 and box.unsent('a')
     box.forget('a')
     assert not box.unsent('a')
+
+
+def test_a_sent_selection_goes_again_until_its_ack_or_its_deadline():
+    from tool_router.ros.acks import RESEND_S
+    clock = Clock()
+    box = Outbox(clock)
+    box.track('a', 'msg-a', 1.0)  # published at once (a reader had matched)
+    box.put('b', 'msg-b', 1.0, resend=True)  # waits for a reader, then goes again too
+    box.put('c', 'msg-c', 1.0)  # the topic path: sent once, never again
+    assert box.take(matched=True) == (['msg-b', 'msg-c'], [])
+    assert box.take(matched=True) == ([], [])  # not due yet
+    clock.now += RESEND_S
+    assert sorted(box.take(matched=True)[0]) == ['msg-a', 'msg-b']
+    box.forget('a')  # its ack arrived
+    clock.now += RESEND_S
+    assert box.take(matched=True)[0] == ['msg-b'] and box.resent == 3
+    clock.now += 1.0  # past b's deadline: never again
+    assert box.take(matched=True) == ([], []) and len(box) == 0

@@ -243,7 +243,8 @@ def test_a_real_executor_on_a_full_disk_lands_refuses_a_photo_and_catches_up(tmp
 
         def errored() -> bool:
             with lock:
-                return any(s.level == DiagnosticStatus.ERROR and 'not on disk' in s.message for s in statuses)
+                return any(s.level == DiagnosticStatus.ERROR and 'not on disk' in s.message
+                           for s in statuses)
         assert wait_until(errored, 30), statuses[-3:]
         assert not any(land in p.read_text() for p in trace_dir.glob('*.jsonl'))
         _limit(proc.proc.pid, resource.RLIM_INFINITY)  # space comes back

@@ -135,7 +135,13 @@ def test_the_router_signature_is_checked_before_the_requester_nonce_is_used(rig)
 def test_a_replayed_nonce_and_a_missing_router_key_are_refused(rig, tmp_path):
     sel, sig = signed(rig, 'r3', ['rgb_camera'])
     assert rig.intake.accept(sel, sig).accepted
+    again = rig.intake.accept(sel, sig)  # the very same copy: its first ack, and it runs once
+    assert again.accepted and len(rig.submitted) == 1
+    sel, sig = signed(rig, 'r3b', ['rgb_camera'], nonce=sig.nonce)  # the nonce on another copy
     again = rig.intake.accept(sel, sig)
+    assert not again.accepted and 'replayed_nonce' in again.reason
+    rerouted = sel.model_copy(update={'routed': 5.0})  # routed again: a new message, a replay
+    again = rig.intake.accept(rerouted, sig)
     assert not again.accepted and 'replayed_nonce' in again.reason
 
     def no_key() -> bytes:
@@ -212,3 +218,35 @@ def test_a_fired_watch_enters_without_signatures_and_still_goes_on_disk_first(ri
     assert ack.accepted and rig.journal.kinds() == ['event']
     record = rig.intake.run(0)
     assert record.notes == ['fired by watch w-1'] and rig.vehicle.calls == ['land']
+
+
+def test_a_resent_copy_gets_the_first_ack_and_runs_once(rig):
+    sel, sig = signed(rig, 'c1', ['rgb_camera'])
+    first = rig.intake.accept(sel, sig)
+    again = rig.intake.accept(sel, sig)  # the router sent it again: its ack was not seen yet
+    assert first.accepted and again == first
+    assert rig.submitted == [(0, False)] and rig.journal.kinds() == ['event']
+    # a copy whose router signature does not match is still refused, not answered from memory
+    forged = make_selection('c1', ['payload_release'], request_text='take a photo')
+    assert not rig.intake.accept(forged, sig).accepted
+
+
+def test_a_flood_of_refusals_writes_a_bounded_summary_not_a_record_each(rig):
+    rig.intake.budget.per_window, rig.intake.budget.window_s = 3, 10.0
+    for i in range(50):
+        forged = make_selection(f'f{i}', ['emergency_stop'], request_text='stop')
+        ack = rig.intake.accept(forged, Signatures(router_signature='00' * 32))
+        assert not ack.accepted and 'bad_router_signature' in ack.reason
+        assert ack.publish == (i < 3)  # over the budget: not even acknowledged
+    assert rig.journal.kinds() == ['security'] * 3
+    rig.intake.tick()  # the window is not over yet
+    assert len(rig.journal.lines) == 3
+    rig.clock.t += 10.0
+    rig.intake.tick()
+    summary = rig.journal.lines[-1][1]
+    assert summary.event == 'refusals_summarized' and summary.reason == 'bad_router_signature'
+    assert summary.detail.startswith('47 more refused selections')
+    rig.intake.tick()  # written once
+    assert len(rig.journal.lines) == 4
+    # a genuine request in the middle of it is served
+    assert rig.intake.accept(*signed(rig, 'g1', ['rgb_camera'])).accepted

@@ -92,10 +92,12 @@ class SecurityRecord(BaseModel):
 
     schema_version: Literal['1.0'] = '1.0'
     record: Literal['security'] = 'security'
-    event: Literal['confirmation_refused', 'execute_refused', 'mavlink_refused'] = Field(
+    event: Literal['confirmation_refused', 'execute_refused', 'mavlink_refused',
+                   'refusals_summarized'] = Field(
         'confirmation_refused', description='confirmation_refused: a /executor/confirm call; '
         'execute_refused: a selection to execute whose requester signature failed; '
-        'mavlink_refused: MAVLink messages dropped for their signature (require_signed).')
+        'mavlink_refused: MAVLink messages dropped for their signature (require_signed); '
+        'refusals_summarized: refusals over the per-window budget, counted (a flood).')
     stamp: float = Field(description='When it was refused, seconds since the epoch.')
     request_id: str = Field(description='The request the call named.')
     tool: str = Field('', description="Confirmation: the tool it named ('' = every pending "

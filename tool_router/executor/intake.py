@@ -20,6 +20,16 @@ runs :meth:`Intake.run` on a worker for each ticket the intake submits. The rule
    traced ``expired`` and not dispatched (:meth:`run`).
 6. **Shutdown**: :meth:`shutdown` closes the door and returns a ``cancelled_at_shutdown`` record
    for every selection still queued; running ones finish.
+7. **Floods** (docs/SECURITY.md, "Floods"): refusals are written one by one only up to a
+   budget (:class:`RefusalBudget`: ``refusals_per_window`` per ``refusal_window_s``); past it
+   they are counted, and one ``refusals_summarized`` record per window says how many, why and
+   from which key ids, so a flood of forged selections costs no fsync per message; those
+   over the budget are not acknowledged either (an ack per forged message would flood the ack
+   topic and every router listening to it). The same
+   genuine selection received again (the router re-sends until it is acknowledged: a copy may
+   be dropped in a flood) gets the first copy's ack again and runs once; "the same" is the same
+   message, its routing stamp included: the same signed request routed again is a replay and
+   is refused ``replayed_nonce``.
 
 A fired watch's action enters through :meth:`fire` (rules 3-6: its request was verified when
 the watch was armed).
@@ -29,6 +39,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
@@ -73,6 +84,7 @@ class Ack:
     request_id: str
     accepted: bool
     reason: str = ''
+    publish: bool = True  # False: a refusal over the flood budget, answered by silence
 
 
 class RequestVerifier(Protocol):
@@ -107,6 +119,45 @@ class Journal(Protocol):
     def security(self, record: SecurityRecord) -> None:
         """Append one security record (errors are reported, not raised)."""
         ...
+
+
+@dataclass
+class RefusalBudget:
+    """How many refusals per window are written one by one; the rest are summarized."""
+
+    per_window: int = 20
+    window_s: float = 10.0
+    _start: float = 0.0
+    _used: int = 0
+    _suppressed: Counter[str] = field(default_factory=Counter)
+    _keys: Counter[str] = field(default_factory=Counter)
+
+    def allow(self, now: float, reason: str, key_id: str) -> bool:
+        """Whether this refusal gets a record of its own (else it is counted)."""
+        if now - self._start >= self.window_s and not self._suppressed:
+            self._start, self._used = now, 0
+        if self._used < self.per_window:
+            self._used += 1
+            return True
+        self._suppressed[reason] += 1
+        self._keys[key_id[:40] or '(none)'] += 1
+        return False
+
+    def summary(self, now: float, final: bool = False) -> tuple[int, str, str] | None:
+        """(count, most common reason, detail) of the refusals counted in a window now over."""
+        if not self._suppressed or (now - self._start < self.window_s and not final):
+            return None
+        count = sum(self._suppressed.values())
+        reason = self._suppressed.most_common(1)[0][0]
+        by_reason = ', '.join(f'{r} {n}' for r, n in self._suppressed.most_common())
+        keys = ', '.join(f'{k} {n}' for k, n in self._keys.most_common(5))
+        detail = (f'{count} more refused selections in {now - self._start:.0f} s were not '
+                  f'written one by one (over {self.per_window} per {self.window_s:g} s): '
+                  f'{by_reason}; key ids: {keys}')
+        self._suppressed.clear()
+        self._keys.clear()
+        self._start, self._used = now, 0
+        return count, reason, detail
 
 
 @dataclass
@@ -149,6 +200,9 @@ class Intake:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _closing: bool = False
     _key: bytes | None = None
+    budget: RefusalBudget = field(default_factory=RefusalBudget)
+    _answered: OrderedDict[tuple[str, str, str, str], Ack] = field(default_factory=OrderedDict)
+    answered_kept: int = 1024  # genuine selections whose ack is given again to a re-sent copy
 
     # -- the door --------------------------------------------------------------
     def accept(self, selection: Selection, signatures: Signatures) -> Ack:
@@ -157,6 +211,25 @@ class Intake:
         refused = self._check_router(selection, signatures)
         if refused is not None:
             return refused
+        # a copy the router sent again is the same message, its stamp included; the same request
+        # routed again (a replay through the router) is a new message and meets the nonce check
+        copy = (selection.request_id, signatures.nonce, signatures.router_signature,
+                repr(selection.routed))
+        if signatures.router_signature:
+            with self._lock:
+                first = self._answered.get(copy)
+            if first is not None:  # the router re-sent it: same answer, nothing runs again
+                return first
+        ack = self._admit(selection, signatures, received)
+        if signatures.router_signature:
+            with self._lock:
+                self._answered[copy] = ack
+                while len(self._answered) > self.answered_kept:
+                    self._answered.popitem(last=False)
+        return ack
+
+    def _admit(self, selection: Selection, signatures: Signatures, received: float) -> Ack:
+        """Rules 2-4 for a selection the router signed (or need not have)."""
         requested_by = self._check_requester(selection, signatures)
         if isinstance(requested_by, Ack):
             return requested_by
@@ -213,6 +286,7 @@ class Intake:
             self._closing = True
             queued = list(self._queued.values())
             self._queued.clear()
+        self.tick(final=True)  # what a flood left counted
         records = [self.pipeline.unprocessed(
             q.selection, q.received, 'cancelled_at_shutdown',
             'executor shut down before this selection was processed') for q in queued]
@@ -221,6 +295,21 @@ class Intake:
         if records:
             self.log('info', f'{len(records)} queued selection(s) cancelled at shutdown')
         return records
+
+    def tick(self, final: bool = False) -> None:
+        """Write the summary of a flood window that is over (the node calls this each second).
+
+        ``final``: the window is cut short (shutdown), its summary written now.
+        """
+        with self._lock:
+            summary = self.budget.summary(self.clock(), final)
+        if summary is None:
+            return
+        count, reason, detail = summary
+        self.journal.security(SecurityRecord.model_validate(dict(
+            event='refusals_summarized', stamp=self.clock(), request_id='', claimed_operator='',
+            key_id='', reason=reason, detail=detail)))
+        self.log('warning', f'SECURITY: {detail}')
 
     @property
     def waiting(self) -> int:
@@ -284,6 +373,12 @@ class Intake:
                 detail: str) -> Ack:
         """Record a refused selection as a security event; the refusal's ack."""
         owner = self.verifier.owner(signatures.key_id)
+        with self._lock:
+            own_record = self.budget.allow(self.clock(), reason, signatures.key_id)
+        reply = Ack(selection.request_id, False,
+                    f'refused ({reason}): {detail}; nothing was dispatched')
+        if not own_record:  # a flood: counted, summarized by tick(), not even acknowledged
+            return Ack(reply.request_id, False, reply.reason, publish=False)
         self.journal.security(SecurityRecord(
             event='execute_refused', stamp=self.clock(), request_id=selection.request_id[:200],
             tools=[t[:100] for t in selection.tools[:64]], claimed_operator=owner,
@@ -293,5 +388,4 @@ class Intake:
                  f'SECURITY: refused to execute request {selection.request_id!r} '
                  f'({", ".join(selection.tools)}) signed with key {signatures.key_id!r}'
                  f'{f" of {owner}" if owner else ""}: {reason}: {detail}')
-        return Ack(selection.request_id, False,
-                   f'refused ({reason}): {detail}; nothing was dispatched')
+        return reply

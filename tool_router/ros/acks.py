@@ -20,6 +20,13 @@ busy machine delays it by seconds). So a selection waits in the :class:`Outbox` 
 the selection writer has a matched subscription, within the answer's deadline; one never
 published is answered :func:`no_subscriber_reason`, and is dropped at the deadline, so an
 executor that matches later never runs a selection whose answer said "not executed".
+
+A selection that went out but has no ack yet is sent again every :data:`RESEND_S` until its
+ack arrives or its deadline passes (:meth:`Outbox.track`): DDS delivers it reliably to a reader
+that keeps up, but an executor whose reader is flooded (a keyless process publishing forged
+selections) drops the oldest samples of its history, the genuine one among them. The executor
+answers a copy it already has with the first copy's ack and runs it once
+(tool_router/executor/intake.py, rule 7).
 """
 from __future__ import annotations
 
@@ -117,6 +124,7 @@ class AckBook:
 
 
 GONE_KEPT = 1000  # dropped request ids remembered for their answers' reason
+RESEND_S = 0.25  # a sent selection with no ack yet is sent again this often
 
 
 class Outbox:
@@ -125,13 +133,17 @@ class Outbox:
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self._items: dict[str, tuple[Any, float]] = {}  # request id -> (message, deadline)
+        self._sent: dict[str, tuple[Any, float, float]] = {}  # -> (message, deadline, next)
+        self._resend: set[str] = set()  # waiting ones to track once sent
         self._gone: dict[str, None] = {}  # dropped unsent (the latest GONE_KEPT, in order)
         self._lock = threading.Lock()
         self.dropped = 0
+        self.resent = 0  # copies sent again for want of an ack
 
     def __len__(self) -> int:
+        """Selections waiting to be sent or sent again."""
         with self._lock:
-            return len(self._items)
+            return len(self._items) + len(self._sent)
 
     def unsent(self, request_id: str) -> bool:
         """Whether ``request_id``'s selection is still waiting or was dropped unsent."""
@@ -143,11 +155,24 @@ class Outbox:
         with self._lock:
             self._gone.pop(request_id, None)
             self._items.pop(request_id, None)
+            self._sent.pop(request_id, None)
+            self._resend.discard(request_id)
 
-    def put(self, request_id: str, message: Any, timeout_s: float) -> None:
-        """Hold ``message`` until a reader matches, for at most ``timeout_s``."""
+    def track(self, request_id: str, message: Any, timeout_s: float) -> None:
+        """``message`` went out: send it again every RESEND_S until forgotten or ``timeout_s``."""
+        now = self._clock()
+        with self._lock:
+            self._sent[request_id] = (message, now + timeout_s, now + RESEND_S)
+
+    def put(self, request_id: str, message: Any, timeout_s: float, resend: bool = False) -> None:
+        """Hold ``message`` until a reader matches, for at most ``timeout_s``.
+
+        With ``resend`` it is then sent again until forgotten, as :meth:`track` does.
+        """
         with self._lock:
             self._items[request_id] = (message, self._clock() + timeout_s)
+            if resend:
+                self._resend.add(request_id)
 
     def take(self, matched: bool) -> tuple[list[Any], list[str]]:
         """(messages to publish now, request ids dropped at their deadline).
@@ -160,6 +185,7 @@ class Outbox:
             late = [rid for rid, (_, deadline) in self._items.items() if now >= deadline]
             for rid in late:
                 del self._items[rid]
+                self._resend.discard(rid)
             for rid in late:
                 self._gone[rid] = None
             for rid in list(self._gone)[:max(0, len(self._gone) - GONE_KEPT)]:
@@ -167,6 +193,17 @@ class Outbox:
             ready: list[Any] = []
             if matched:
                 ready = [message for message, _ in self._items.values()]
+                for rid, (message, deadline) in self._items.items():
+                    if rid in self._resend:
+                        self._sent[rid] = (message, deadline, now + RESEND_S)
+                self._resend.difference_update(self._items)
                 self._items.clear()
+                for rid, (message, deadline, due) in list(self._sent.items()):
+                    if now >= deadline:
+                        del self._sent[rid]
+                    elif now >= due:
+                        ready.append(message)
+                        self._sent[rid] = (message, deadline, now + RESEND_S)
+                        self.resent += 1
             self.dropped += len(late)
         return ready, late

@@ -195,6 +195,8 @@ class ExecutorNode(Node):
         self._names = flatten(defaults)
         declare_from_dict(self, defaults, parameter_descriptions(ExecutorConfig))
         self._pool: ThreadPoolExecutor | None = None
+        self._urgent: list[threading.Thread] = []  # emergency stops' own runners
+        self._urgent_lock = threading.Lock()
         self._sink: TraceSink | None = None
         self._pending_pub: Any = None
         self._staged: ExecutorConfig | None = None  # validated by on_set, applied by post_set
@@ -417,12 +419,17 @@ class ExecutorNode(Node):
     def _submit(self, ticket: int, urgent: bool) -> None:
         """Hand a ticket to a worker; an emergency stop gets its own thread, never a queue."""
         if urgent:
-            threading.Thread(target=self.intake.run, args=(ticket,),
-                             name='executor-emergency', daemon=True).start()
+            runner = threading.Thread(target=self.intake.run, args=(ticket,),
+                                      name='executor-emergency', daemon=True)
+            with self._urgent_lock:
+                self._urgent = [t for t in self._urgent if t.is_alive()] + [runner]
+            runner.start()
         elif self._pool is not None:
             self._pool.submit(self.intake.run, ticket)
 
     def _ack(self, ack: Ack) -> None:
+        if not ack.publish:  # a refusal over the flood budget (Intake rule 7)
+            return
         try:
             self._ack_pub.publish(SelectionAck(stamp=stamp_of(time.time()),
                                                request_id=ack.request_id,
@@ -460,6 +467,7 @@ class ExecutorNode(Node):
         """Flush the trace backlog; publish the executor's state on /diagnostics."""
         if self._sink is None:
             return
+        self.intake.tick()  # a flood window's summary record
         health = self._sink.flush()
         level, message = health.status()
         values = {
@@ -569,6 +577,10 @@ class ExecutorNode(Node):
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+        with self._urgent_lock:
+            urgent, self._urgent = self._urgent, []
+        for runner in urgent:  # an emergency stop's record is written before the files close
+            runner.join(timeout=30.0)
         if self._sink is not None:
             self._sink.close()
         if getattr(self, '_mavlink', None) is not None:

@@ -386,7 +386,7 @@ class RouterNode(LifecycleNode):
             response.message = f'{BUSY}: {len(self._acks)} answers wait for executor acks'
             return response
         try:
-            self._publish(result, execute=True, signed=request)
+            self._publish(result, execute=True, signed=request, resend=True)
             executed, reason = waiter.wait(unsent=self._outbox.unsent)
             if not executed and self._outbox.unsent(result.request_id):
                 self.get_logger().warning(
@@ -420,7 +420,8 @@ class RouterNode(LifecycleNode):
         self._count_answer(result.latency_ms)
         self._publish(result, execute=msg.execute, signed=msg)
 
-    def _publish(self, result: RouteResult, execute: bool, signed: Any = None) -> None:
+    def _publish(self, result: RouteResult, execute: bool, signed: Any = None,
+                 resend: bool = False) -> None:
         """Publish a decision on the decision topic; with ``execute`` also for the executor.
 
         The decision topic serves recording and scoring and is never executed; only
@@ -434,11 +435,13 @@ class RouterNode(LifecycleNode):
         if execute and self._selection_pub is not None and self._router_key is not None:
             # signed for the selection topic only: a recorded decision is no selection
             msg.router_signature = signing.selection_signature(msg, self._router_key)
+            timeout = self.config.executor_ack_timeout_s if self.config else 2.0
             if self._selection_pub.get_subscription_count() > 0:
                 self._selection_pub.publish(msg)
+                if resend:  # again until acked (a flooded reader drops samples)
+                    self._outbox.track(result.request_id, msg, timeout)
             else:  # sent by _tick_selections once an executor's reader has matched
-                timeout = self.config.executor_ack_timeout_s if self.config else 2.0
-                self._outbox.put(result.request_id, msg, timeout)
+                self._outbox.put(result.request_id, msg, timeout, resend=resend)
 
     def _tick_selections(self) -> None:
         """Publish the selections waiting for a matched reader; drop those past their time."""
@@ -465,6 +468,7 @@ class RouterNode(LifecycleNode):
         values.update({k: str(v) for k, v in self._acks.counters().items()})
         values['selections_waiting_for_executor'] = str(len(self._outbox))
         values['selections_never_sent'] = str(self._outbox.dropped)
+        values['selections_sent_again'] = str(self._outbox.resent)
         encoder = self.router.encoder if self.router else None
         if encoder is not None and hasattr(encoder, 'batches'):
             values['encoder_batches'] = str(encoder.batches)
