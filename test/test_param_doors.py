@@ -147,6 +147,20 @@ def test_the_executor_exits_on_an_unknown_name_in_a_params_file(tmp_path):
     assert 'executor ready' not in proc.output and 'Traceback' not in proc.output
 
 
+@pytest.mark.slow
+def test_the_router_names_an_unknown_parameter_and_its_close_match(tmp_path):
+    from procs import NodeProcess
+    proc = NodeProcess('tool_router.ros.router_node', '-p', 'polcy:=cdbv2',
+                       '-p', 'chroma_ephemeral:=true', env={'ROS_HOME': str(tmp_path)})
+    try:
+        proc.proc.wait(timeout=180)  # an event wait: start-up time varies with load
+    finally:
+        proc.stop()
+    assert proc.proc.returncode == 1
+    assert "unknown parameter 'polcy' (did you mean 'policy'?)" in proc.output
+    assert 'not serving' in proc.output and 'Traceback' not in proc.output
+
+
 def _table(report: dict) -> str:
     """The measured table of docs/SECURITY.md: one row per parameter and node."""
     rows = ['| node | parameter | read-only descriptor | set | delete | set atomically |',
@@ -180,6 +194,7 @@ def test_a_keyless_process_can_set_only_the_harmless_parameters(tmp_path):
         assert out.returncode == 0, out.stderr[-3000:]
         report = json.loads(out.stdout.strip().splitlines()[-1])
         (tmp_path / 'table.md').write_text(_table(report) + '\n')
+        (tmp_path / 'report.json').write_text(json.dumps(report, indent=1, sort_keys=True))
         print(_table(report))  # the table of docs/SECURITY.md
     finally:
         codes = [p.stop() for p in (executor, router)]

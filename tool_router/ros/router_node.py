@@ -32,7 +32,8 @@ from rclpy.parameter import Parameter
 
 from tool_router.routing.config import (BaseRouterConfig, RouterConfig, load_router_config,
                                         router_doors)
-from tool_router.common.errors import ToolRouterError, first_error
+from tool_router.common.errors import ConfigError, ToolRouterError, first_error
+from tool_router.common.param_doors import unknown_names, unknown_problem
 from tool_router.common import signing
 from tool_router.common.conditions import condition_notes
 from tool_router.common.places import Place, load_places
@@ -155,6 +156,10 @@ class RouterNode(LifecycleNode):
         exactly as ``tool-router route --config`` does, instead of ignoring them.
         """
         values = parameters_as_dict(self, self._names)
+        unknown = unknown_names(self._parameter_overrides, [*self._names, *NODE_PARAMS])
+        if unknown:  # named with its closest known name, as the executor does (moda -> mode)
+            raise ConfigError(unknown_problem('router_node', unknown, self._names),
+                              hint='every name: config/router.yaml')
         for name in sorted(set(self._parameter_overrides) - set(self._names) - NODE_PARAMS):
             target = values
             *parents, leaf = name.split('.')
