@@ -92,6 +92,7 @@ def attack(caller: Caller, target: str) -> dict[str, Any]:
                              SetParametersAtomically.Request(parameters=[changed])).result
         out[name] = {'value': plain(value), 'tried': plain(changed.value),
                      'read_only': bool(desc.read_only),
+                     'constraints': desc.additional_constraints,
                      'set': set_one.successful, 'reason': set_one.reason,
                      'delete': delete.successful, 'delete_reason': delete.reason,
                      'atomic': atomic.successful}

@@ -216,6 +216,8 @@ def test_a_keyless_process_can_set_only_the_harmless_parameters(tmp_path):
                 continue
             # refused by the doors, not by chance: rclpy's read-only check or our callback
             assert r['read_only'] or RESTART in r['reason'], (node, name, r)
+            if r['read_only'] and name != 'start_type_description_service':  # rclpy's own
+                assert RESTART in r['constraints'], (node, name, r)
             assert ('read-only' in r['reason'] or RESTART in r['reason']), (node, name, r)
         assert set(result['unchanged']) == set(params) - writable[node]
         assert not result['undeclared_set']

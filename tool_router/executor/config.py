@@ -22,6 +22,8 @@ NODE_NAME = 'executor_node'
 # The executor node's parameters at run time (docs/SECURITY.md, "Parameters: fixed at start"):
 # the one table. Nothing of the executor is harmless to change from the network, so nothing
 # is writable; a parameter added to ExecutorConfig must be added here (test/test_param_doors.py).
+# A name made writable would also need validating and applying in ros/executor_node.py: the
+# node's on-set callback only refuses (ros/common.py refuse_fixed), nothing applies a change.
 EXECUTOR_WRITABLE: frozenset[str] = frozenset()
 EXECUTOR_FIXED = frozenset({
     # what is executed, and whether at all
