@@ -65,7 +65,6 @@ from tool_router.srv import CancelWatch, ConfirmTool, ListWatches
 RESTART_REASON = 'executor restarted: watches do not survive a restart'
 
 
-
 class RosDispatcher:
     """Calls Trigger / SetBool services and publishes String messages, with deadlines."""
 
