@@ -130,7 +130,7 @@ def test_only_signed_requests_from_a_permitted_role_execute(tmp_path):
             type=ParameterType.PARAMETER_BOOL, bool_value=False))
         answer = _call_until_answered(peer, SetParameters, '/executor_node/set_parameters',
                                       SetParameters.Request(parameters=[off]))
-        assert not answer.results[0].successful and 'restart' in answer.results[0].reason
+        assert not answer.results[0].successful and 'read-only' in answer.results[0].reason
         assert not call(_request('take off to 20 m')).executed
 
         # the CLI signs --execute with the operator's key file; route only needs no key

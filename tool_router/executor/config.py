@@ -6,16 +6,49 @@ The file is a ROS 2 parameters file (``executor_node: ros__parameters: {...}``);
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tool_router.common.errors import ConfigError
 from tool_router.executor.dispatch import Binding, BindingKind, Mode, parse_binding
 from tool_router.executor.mavlink_spec import MavlinkConfig
+from tool_router.common.param_doors import ROS_OWN, Doors, unknown_names, unknown_problem
 from tool_router.common.paths import config_path, ros_home
 from tool_router.common.yaml_util import load_ros_parameters
 
 NODE_NAME = 'executor_node'
+
+# The executor node's parameters at run time (docs/SECURITY.md, "Parameters: fixed at start"):
+# the one table. Nothing of the executor is harmless to change from the network, so nothing
+# is writable; a parameter added to ExecutorConfig must be added here (test/test_param_doors.py).
+# A name made writable would also need validating and applying in ros/executor_node.py: the
+# node's on-set callback only refuses (ros/common.py refuse_fixed), nothing applies a change.
+EXECUTOR_WRITABLE: frozenset[str] = frozenset()
+EXECUTOR_FIXED = frozenset({
+    # what is executed, and whether at all
+    'mode', 'bindings', 'catalog', 'permissions_file', 'places_file', 'stop_on_failure',
+    'mavlink',
+    # time-outs, TTLs and rate limits
+    'confirm_timeout_s', 'call_timeout_s', 'max_selection_age_s', 'watch_ttl_s',
+    'watch_period_s', 'max_watches', 'max_parallel_requests', 'max_queue',
+    'max_pending_confirmations_per_tool', 'confirm_max_age_s', 'execute_max_age_s',
+    'confirmation_history',
+    # who may ask and confirm: signatures, keys, operators, nonces
+    'require_signed_execute', 'require_router_signature', 'insecure_confirmations',
+    'router_key_file', 'operators_file', 'nonce_file',
+    # the audit record
+    'trace_dir', 'trace_max_bytes', 'trace_fsync', 'trace_mcap', 'trace_chain',
+    'trace_chain_key_file', 'redact',
+    # topics and services
+    'selection_topic', 'ack_topic', 'confirm_service', 'confirmation_topic', 'pending_topic',
+    'trace_topic', 'watch_events_topic', 'list_watches_service', 'cancel_watch_service',
+    # rclpy's own (use_sim_time: a switch at run time freezes the clock of the watches)
+    *ROS_OWN,
+})
+EXECUTOR_DOORS = Doors(NODE_NAME, EXECUTOR_WRITABLE, EXECUTOR_FIXED)
+# Sections that take names the shipped defaults lack: a binding for a custom catalog's tool.
+OPEN_SECTIONS = frozenset({'bindings'})
 
 
 class RedactConfig(BaseModel):
@@ -185,6 +218,23 @@ class ExecutorConfig(BaseModel):
     def nonce_window_s(self) -> float:
         """How long a nonce is kept: twice the longest freshness window."""
         return 2 * max(self.confirm_max_age_s, self.execute_max_age_s)
+
+
+def start_parameters(declared: Iterable[str], given: Iterable[str]) -> list[str]:
+    """The node's parameter names for the names ``given`` at start (params files, ``-p``).
+
+    ``declared`` are the names of the shipped defaults. A given name in an open section
+    (``bindings.my_tool``) is added; any other name the executor does not know raises
+    :class:`ConfigError` naming it and its closest known name (``moda`` -> ``mode``), as the
+    router refuses ``polcy``: a misspelt ``mode`` would silently run in mode execute.
+    """
+    names = list(declared)
+    unknown = unknown_names(given, names, OPEN_SECTIONS)
+    if unknown:
+        raise ConfigError(unknown_problem(NODE_NAME, unknown, names),
+                          hint='every name: config/executor.yaml')
+    known = set(names)
+    return names + sorted(n for n in set(given) if n not in known and n not in ROS_OWN)
 
 
 def load_executor_config(path: str | Path | None = None) -> ExecutorConfig:

@@ -9,10 +9,11 @@ import rclpy
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
-from rcl_interfaces.msg import ParameterDescriptor, ParameterType
+from rcl_interfaces.msg import ParameterDescriptor, ParameterType, SetParametersResult
 import pydantic
 
 from tool_router.common.errors import first_error
+from tool_router.common.param_doors import Doors
 
 # Reply history of a /route_request client. Fast DDS delivers every answer of a service to
 # *every* client's reply reader (each client drops the ones not meant for it when it takes
@@ -43,13 +44,18 @@ def parameter_descriptions(model: type[pydantic.BaseModel], prefix: str = '') ->
 
 
 def declare_from_dict(
-    node: Node, values: dict[str, Any], descriptions: dict[str, str], prefix: str = ''
+    node: Node, values: dict[str, Any], descriptions: dict[str, str], doors: Doors,
+    prefix: str = '',
 ) -> None:
-    """Declare typed, described parameters from a (nested) dict of defaults."""
+    """Declare typed, described parameters from a (nested) dict of defaults.
+
+    A parameter ``doors`` does not make writable is declared ``read_only``: rclpy refuses
+    to set it after the declaration (a params file and ``-p`` still give its value at start).
+    """
     for key, value in values.items():
         name = f'{prefix}{key}'
         if isinstance(value, dict):
-            declare_from_dict(node, value, descriptions, f'{name}.')
+            declare_from_dict(node, value, descriptions, doors, f'{name}.')
             continue
         kind = _TYPES.get(type(value))
         if kind is None:
@@ -58,8 +64,36 @@ def declare_from_dict(
             type=kind,
             description=descriptions.get(name, ''),
             dynamic_typing=isinstance(value, float),
+            read_only=not doors.is_writable(name),
+            additional_constraints=doors.descriptor_note(name),
         )
         node.declare_parameter(name, value, descriptor)
+
+
+def declare_open(node: Node, names: list[str], doors: Doors) -> None:
+    """Declare the names of ``names`` not declared yet (a custom tool's binding), read-only.
+
+    Their value is the one given at start; the type is checked by the configuration model.
+    """
+    for name in names:
+        if not node.has_parameter(name):
+            node.declare_parameter(name, '', ParameterDescriptor(
+                dynamic_typing=True, read_only=not doors.is_writable(name),
+                additional_constraints=doors.descriptor_note(name)))
+
+
+def refuse_fixed(doors: Doors) -> Callable[[list[Any]], SetParametersResult]:
+    """An on-set callback refusing every change of a parameter ``doors`` does not make writable.
+
+    The read-only descriptors already stop the node's own parameters inside rclpy; this
+    stops the ones rclpy declares (``use_sim_time``) and anything unclassified. Added last,
+    it runs first (rclpy calls the newest on-set callback first), so the time source's own
+    callback never sees a refused ``use_sim_time``.
+    """
+    def check(params: list[Any]) -> SetParametersResult:
+        reason = doors.refusal(p.name for p in params)
+        return SetParametersResult(successful=not reason, reason=reason)
+    return check
 
 
 def parameters_as_dict(node: Node, names: list[str]) -> dict[str, Any]:

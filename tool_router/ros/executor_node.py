@@ -28,10 +28,9 @@ from typing import Any
 
 import pydantic
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.exceptions import ParameterException
 from rclpy.node import Node
-from rclpy.parameter import Parameter
 from std_msgs.msg import String
 from std_srvs.srv import SetBool, Trigger
 
@@ -41,10 +40,11 @@ from tool_router.common.errors import ConfigError, ToolRouterError, first_error
 from tool_router.common.places import load_places
 from tool_router.executor.auth import ConfirmationVerifier, SecurityRecord
 from tool_router.executor.chain import load_or_create_chain_key
-from tool_router.executor.config import ExecutorConfig, load_executor_config
+from tool_router.executor.config import (EXECUTOR_DOORS, ExecutorConfig, load_executor_config,
+                                         start_parameters)
 from tool_router.executor.confirmations import ConfirmationBook
 from tool_router.executor.desk import CancelCall, ConfirmCall, Desk
-from tool_router.executor.dispatch import Binding, BindingKind, DispatchResult, Mode, setbool_value
+from tool_router.executor.dispatch import Binding, BindingKind, DispatchResult, setbool_value
 from tool_router.executor.intake import Ack, Intake, IntakeRules, Signatures
 from tool_router.executor.nonces import NonceStore
 from tool_router.executor.permissions import PermissionPolicy, load_permissions
@@ -56,24 +56,14 @@ from tool_router.executor.traces import (ConfirmationOutcome, Redactor, TraceRec
 from tool_router.executor.watches import Watch, WatchManager
 from tool_router.msg import (ConfirmationRequest, ExecutionTrace, PendingConfirmations,
                              SelectedCapabilities, SelectionAck, WatchEvent)
-from tool_router.ros.common import (ack_qos, declare_from_dict, flatten, latched,
+from tool_router.ros.common import (ack_qos, declare_from_dict, declare_open, flatten, latched,
                                     level_logger, parameter_descriptions, parameters_as_dict,
-                                    spin, startup_problem)
+                                    refuse_fixed, spin, startup_problem)
 from tool_router.ros.convert import (pending_msg, selection_from_msg, stamp_of, trace_msg,
                                      watch_event_msg, watch_state_msg)
 from tool_router.srv import CancelWatch, ConfirmTool, ListWatches
 
 RESTART_REASON = 'executor restarted: watches do not survive a restart'
-
-# Parameters that may change while running; the rest need a restart.
-LIVE_PARAMS = {
-    'mode',
-    'confirm_timeout_s',
-    'call_timeout_s',
-    'stop_on_failure',
-    'max_selection_age_s',
-    'watch_ttl_s',
-}
 
 
 class RosDispatcher:
@@ -191,21 +181,26 @@ class ExecutorNode(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__('executor_node', **kwargs)
-        defaults = load_executor_config().model_dump(mode='json')
-        self._names = flatten(defaults)
-        declare_from_dict(self, defaults, parameter_descriptions(ExecutorConfig))
         self._pool: ThreadPoolExecutor | None = None
         self._urgent: list[threading.Thread] = []  # emergency stops' own runners
         self._urgent_lock = threading.Lock()
         self._sink: TraceSink | None = None
         self._pending_pub: Any = None
-        self._staged: ExecutorConfig | None = None  # validated by on_set, applied by post_set
         self.book = ConfirmationBook(on_change=self._publish_pending)
         self._error = ''
         self._log = level_logger(self)
+        self._names: list[str] = []
         try:
+            defaults = load_executor_config().model_dump(mode='json')
+            declare_from_dict(self, defaults, parameter_descriptions(ExecutorConfig),
+                              EXECUTOR_DOORS)
+            # unknown names refused (moda:=shadow), bindings of a custom catalog's tools declared
+            self._names = start_parameters(flatten(defaults), self._parameter_overrides)
+            declare_open(self, self._names, EXECUTOR_DOORS)
+            # nothing is writable at run time: a change needs a restart (docs/SECURITY.md)
+            self.add_on_set_parameters_callback(refuse_fixed(EXECUTOR_DOORS))
             self._build()
-        except (ToolRouterError, pydantic.ValidationError, OSError) as exc:
+        except (ParameterException, ToolRouterError, pydantic.ValidationError, OSError) as exc:
             self._error = startup_problem(exc)
 
     def startup(self) -> bool:
@@ -305,8 +300,6 @@ class ExecutorNode(Node):
         self._health_timer = self.create_timer(
             DIAGNOSTICS_PERIOD_S, self._publish_health,
             callback_group=MutuallyExclusiveCallbackGroup())
-        self.add_on_set_parameters_callback(self._validate_parameters)
-        self.add_post_set_parameters_callback(self._apply_parameters)
         self._announce_confirmation_security()
         self._announce_execute_security()
         self._publish_pending()
@@ -530,37 +523,6 @@ class ExecutorNode(Node):
         response.success, response.message = answer.success, answer.message
         response.affected_tools = list(answer.affected)
         return response
-
-    def _validate_parameters(self, params: list[Parameter]) -> SetParametersResult:
-        """Validate a change (nothing is applied here: :meth:`_apply_parameters` does that)."""
-        self._staged = None
-        changed = {p.name: p.value for p in params if p.name in self._names}
-        if not changed:
-            return SetParametersResult(successful=True)
-        fixed = sorted(set(changed) - LIVE_PARAMS)
-        if fixed:
-            return SetParametersResult(
-                successful=False, reason=f'{", ".join(fixed)} need a restart'
-            )
-        merged = self.config.model_dump(mode='json')
-        merged.update(changed)
-        try:
-            self._staged = ExecutorConfig.model_validate(merged)
-        except pydantic.ValidationError as exc:
-            return SetParametersResult(successful=False, reason=first_error(exc))
-        return SetParametersResult(successful=True)
-
-    def _apply_parameters(self, params: list[Parameter]) -> None:
-        """Apply the change :meth:`_validate_parameters` accepted."""
-        new, self._staged = self._staged, None
-        if new is None:
-            return
-        self.config = new
-        p = self.pipeline
-        p.mode, p.confirm_timeout_s = Mode(new.mode), new.confirm_timeout_s
-        p.call_timeout_s, p.stop_on_failure = new.call_timeout_s, new.stop_on_failure
-        self.intake.rules.max_selection_age_s = new.max_selection_age_s
-        self.watches.ttl_s = new.watch_ttl_s  # for watches armed from now on
 
     def destroy_node(self) -> None:
         """Stop cleanly, leaving a record for everything received.

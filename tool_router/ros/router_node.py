@@ -25,14 +25,15 @@ from typing import Any
 
 import pydantic
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rcl_interfaces.msg import SetParametersResult
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.lifecycle import LifecycleNode, State, TransitionCallbackReturn
 from rclpy.parameter import Parameter
 
 from tool_router.routing.config import (BaseRouterConfig, RouterConfig, load_router_config,
-                                        reload_fields)
-from tool_router.common.errors import ToolRouterError, first_error
+                                        router_doors)
+from tool_router.common.errors import ConfigError, ToolRouterError, first_error
+from tool_router.common.param_doors import unknown_names, unknown_problem
 from tool_router.common import signing
 from tool_router.common.conditions import condition_notes
 from tool_router.common.places import Place, load_places
@@ -55,9 +56,9 @@ from tool_router.routing.serving import BUSY, Admission, ServingParams, apply_pr
 from tool_router.srv import RouteRequest
 from tool_router.common.stats import percentiles
 
-# Parameters that need a new model, index or topics: changed only while not active.
-# Derived from the configuration model (fields not marked live), never listed by hand.
-RELOAD_PARAMS = reload_fields()
+# Which parameters may change at run time (routing/config.py; docs/SECURITY.md): only
+# diagnostics_period_s. Everything else is read-only once declared (a params file or -p at start).
+DOORS = router_doors()
 # Parameters of the node itself (rclpy's and ours), not of the router configuration.
 NODE_PARAMS = {'autostart', 'use_sim_time', 'start_type_description_service'}
 ACK_TICK_S = 0.05  # how often selections waiting for an executor's reader are looked at
@@ -70,8 +71,9 @@ class RouterNode(LifecycleNode):
         super().__init__('router_node', **kwargs)
         self._defaults = load_router_config().model_dump(mode='json')
         self._names = flatten(self._defaults)
-        declare_from_dict(self, self._defaults, parameter_descriptions(RouterConfig))
-        self.declare_parameter('autostart', True)
+        declare_from_dict(self, self._defaults, parameter_descriptions(RouterConfig), DOORS)
+        self.declare_parameter('autostart', True, ParameterDescriptor(
+            read_only=True, additional_constraints=DOORS.descriptor_note('autostart')))
         self.router: Router | None = None
         self.config: BaseRouterConfig | None = None
         self._active = False
@@ -117,8 +119,8 @@ class RouterNode(LifecycleNode):
         self._ack_group = MutuallyExclusiveCallbackGroup()
         self._acks = AckBook(serving.ack_waits)
         self._outbox = Outbox()  # selections waiting for an executor's reader to match
-        # validated (and the new policies built) by on_set, switched to by post_set
-        self._staged: tuple[RouterConfig, Any] | None = None
+        # validated by on_set, applied by post_set (only writable parameters get there)
+        self._staged: BaseRouterConfig | None = None
         self.add_on_set_parameters_callback(self._validate_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
 
@@ -154,6 +156,10 @@ class RouterNode(LifecycleNode):
         exactly as ``tool-router route --config`` does, instead of ignoring them.
         """
         values = parameters_as_dict(self, self._names)
+        unknown = unknown_names(self._parameter_overrides, [*self._names, *NODE_PARAMS])
+        if unknown:  # named with its closest known name, as the executor does (moda -> mode)
+            raise ConfigError(unknown_problem('router_node', unknown, self._names),
+                              hint='every name: config/router.yaml')
         for name in sorted(set(self._parameter_overrides) - set(self._names) - NODE_PARAMS):
             target = values
             *parents, leaf = name.split('.')
@@ -258,48 +264,42 @@ class RouterNode(LifecycleNode):
         self.router = None
 
     def _validate_parameters(self, params: list[Parameter]) -> SetParametersResult:
-        """Validate a change into a new configuration (applied by :meth:`_apply_parameters`)."""
-        if self._staged is not None and self._staged[1] is not None:
-            self._staged[1].close()  # prepared for a change another callback refused
+        """Refuse a change of a fixed parameter; validate one of a writable one.
+
+        The parameter service is open to every process on the DDS domain, so only
+        :data:`DOORS`'s writable names (``diagnostics_period_s``) change at run time, in any
+        lifecycle state; the rest are fixed at start (read-only descriptors stop them in
+        rclpy; this stops ``use_sim_time``, which rclpy declares). Added after rclpy's time
+        source, this callback runs before it.
+        """
         self._staged = None
         changed = {p.name: p.value for p in params}
-        reload = sorted(n for n in changed if n.split('.')[0] in RELOAD_PARAMS)
-        if self._active and reload:
-            names = ', '.join(reload)
-            return SetParametersResult(
-                successful=False,
-                reason=f'{names} need a reload: deactivate, cleanup and configure',
-            )
-        if not any(n in self._names for n in changed):
-            return SetParametersResult(successful=True)
+        refusal = DOORS.refusal(changed)
+        if refusal:
+            return SetParametersResult(successful=False, reason=refusal)
         merged = parameters_as_dict(self, self._names)
         for name, value in changed.items():
-            if name not in self._names:
-                continue
             target = merged
             *parents, leaf = name.split('.')
             for part in parents:
                 target = target[part]
             target[leaf] = value
         try:
-            new = RouterConfig.model_validate(merged)
-            prepared = self.router.prepare(new) if self.router is not None else None
+            self._staged = RouterConfig.model_validate(merged)
         except pydantic.ValidationError as exc:
             return SetParametersResult(successful=False, reason=first_error(exc))
-        except Exception as exc:  # noqa: BLE001 - a bad change is refused, never raised
-            return SetParametersResult(successful=False, reason=str(exc))
-        self._staged = (new, prepared)
         return SetParametersResult(successful=True)
 
     def _apply_parameters(self, params: list[Parameter]) -> None:
-        """Switch to the configuration :meth:`_validate_parameters` prepared."""
-        staged, self._staged = self._staged, None
-        if staged is None:
+        """Apply what :meth:`_validate_parameters` accepted (the diagnostics period)."""
+        new, self._staged = self._staged, None
+        if new is None:
             return
-        new, prepared = staged
-        if self.router is not None and prepared is not None:
-            self.router.commit(prepared)  # requests in flight finish with the old snapshot
-        self.config = new
+        if self.config is not None:  # configured: the running configuration takes the change
+            self.config = self.config.model_copy(
+                update={'diagnostics_period_s': new.diagnostics_period_s})
+        if self._timer is not None:
+            self._timer.timer_period_ns = int(new.diagnostics_period_s * 1e9)
 
     # -- serving -----------------------------------------------------------
     def _route(

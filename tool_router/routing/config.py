@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from tool_router.routing.embeddings import EncoderParams
 from tool_router.common.errors import ConfigError
 from tool_router.routing.index import Shortlist
+from tool_router.common.param_doors import ROS_OWN, Doors
 from tool_router.common.paths import config_path
 from tool_router.routing.policies.registry import REGISTRY, Registry
 from tool_router.routing.serving import ServingParams
@@ -133,7 +134,14 @@ class BaseRouterConfig(BaseModel):
         "executor's places_file should name the same file, so that the route's answer says "
         "what the executor will do. '' = the shipped config/places.yaml.",
     )
-    diagnostics_period_s: float = Field(2.0, gt=0, description='Period of /diagnostics messages.')
+    diagnostics_period_s: float = Field(
+        2.0,
+        ge=0.1,
+        le=3600,
+        description='Period of /diagnostics messages (writable at run time: it changes no '
+        'decision; bounded so that nobody on the network can make the timer spin).',
+        json_schema_extra=LIVE,
+    )
 
     def resolved_catalog(self) -> Path:
         """The catalog file: ``catalog`` when set, else the installed config/catalog.yaml."""
@@ -171,6 +179,31 @@ def reload_fields() -> set[str]:
         for name, info in BaseRouterConfig.model_fields.items()
         if not (isinstance(info.json_schema_extra, dict) and info.json_schema_extra.get('live'))
     }
+
+
+# The router node's parameters at run time (docs/SECURITY.md, "Parameters: fixed at start"):
+# the one table. Every policy section of the registry is fixed as well (router_doors).
+ROUTER_WRITABLE = frozenset({'diagnostics_period_s'})
+ROUTER_FIXED = frozenset({
+    # what is routed, and how
+    'policy', 'max_tools', 'max_text_length', 'catalog', 'model', 'device', 'encoder',
+    'exact_max_records', 'shortlist', 'places_file',
+    # where the index lives (another index routes differently)
+    'chroma_path', 'chroma_ephemeral', 'chroma_url', 'chroma_prefix',
+    # capacity and admission (busy answers), process priority and threads
+    'serving', 'blas_threads',
+    # topics, the ack time-out, the key selections are signed with
+    'request_topic', 'selection_topic', 'decision_topic', 'ack_topic', 'executor_ack_timeout_s',
+    'router_key_file',
+    # the node's own: lifecycle start, and rclpy's (use_sim_time)
+    'autostart', *ROS_OWN,
+})
+
+
+@lru_cache(maxsize=None)
+def router_doors(registry: Registry = REGISTRY) -> Doors:
+    """The router node's table: :data:`ROUTER_FIXED` plus every policy section of ``registry``."""
+    return Doors('router_node', ROUTER_WRITABLE, ROUTER_FIXED | frozenset(registry.sections()))
 
 
 def _first_line(doc: str | None) -> str:
