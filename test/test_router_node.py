@@ -151,13 +151,14 @@ def test_invalid_utf8_on_the_request_topic_is_logged(ros, router_process):
 
 def test_diagnostics_report_health(ros, router_process):
     pid = str(router_process.proc.pid)
+    assert call(ros, 'take a photo').success  # a latency to report, whatever ran before
 
     def ours():
         return [
             {kv.key: kv.value for kv in s.values} | {'_level': s.level}
             for d in ros['diagnostics']
             for s in d.status
-            if s.name == 'tool_router: router'
+            if s.name == 'tool_router: router /router_node'  # one status per node name
             and any(kv.key == 'pid' and kv.value == pid for kv in s.values)
         ]
 
@@ -166,6 +167,7 @@ def test_diagnostics_report_health(ros, router_process):
     assert values['_level'] in (b'\x00', 0)
     assert values['catalog_size'] == '42' and values['device'] == 'cpu'
     assert int(values['ok']) >= 1 and float(values['latency_p50_ms']) > 0
+    assert 'probes' in values  # a client's empty probe is counted apart, not as rejected
 
 
 def test_bad_catalog_refuses_to_start(tmp_path):

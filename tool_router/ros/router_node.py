@@ -78,7 +78,7 @@ class RouterNode(LifecycleNode):
         self.config: BaseRouterConfig | None = None
         self._active = False
         self._latencies: deque[float] = deque(maxlen=500)
-        self._counts = {'ok': 0, 'rejected': 0, 'errors': 0}
+        self._counts = {'ok': 0, 'rejected': 0, 'errors': 0, 'probes': 0}
         self._lock = threading.Lock()
         self._selection_pub = None
         self._decision_pub = None
@@ -345,7 +345,9 @@ class RouterNode(LifecycleNode):
             )
         except ToolRouterError as exc:
             with self._lock:
-                self._counts['rejected'] += 1
+                # an empty request is how clients probe the reply path (RouteClient): a
+                # probe, counted apart, not a rejected request
+                self._counts['probes' if not request.text else 'rejected'] += 1
             response.success = False
             response.message = str(exc)
             return None
@@ -459,7 +461,9 @@ class RouterNode(LifecycleNode):
     def _publish_diagnostics(self) -> None:
         if self._diag_pub is None:
             return
-        status = DiagnosticStatus(name='tool_router: router', hardware_id='tool_router')
+        # one status per node: two vehicles' routers are told apart by their namespace
+        status = DiagnosticStatus(name=f'tool_router: router {self.get_fully_qualified_name()}',
+                                  hardware_id='tool_router')
         values = dict(self.router.health()) if self.router else {}
         with self._lock:
             lat = list(self._latencies) if self._latencies else None
