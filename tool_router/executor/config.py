@@ -173,18 +173,31 @@ class ExecutorConfig(BaseModel):
         return Path(self.trace_chain_key_file) if self.trace_chain_key_file else \
             default_chain_key_file()
 
-    def resolved_trace_dir(self) -> Path:
-        """The trace directory ($ROS_HOME/tool_router/traces by default)."""
-        return Path(self.trace_dir) if self.trace_dir else ros_home() / 'tool_router' / 'traces'
+    def resolved_trace_dir(self, namespace: str = '') -> Path:
+        """The trace directory: ``trace_dir``, else $ROS_HOME/tool_router/traces[/NAMESPACE].
 
-    def resolved_nonce_file(self) -> Path:
+        An executor in a namespace (``/uav1``) writes to its own subdirectory (``traces/uav1``),
+        so vehicles sharing a ROS_HOME never share trace, nonce or bag files.
+        """
+        if self.trace_dir:
+            return Path(self.trace_dir)
+        return default_trace_dir(namespace)
+
+    def resolved_nonce_file(self, namespace: str = '') -> Path:
         """The used-nonce file (``executor.nonces`` in the trace directory by default)."""
         return Path(self.nonce_file) if self.nonce_file else \
-            self.resolved_trace_dir() / 'executor.nonces'
+            self.resolved_trace_dir(namespace) / 'executor.nonces'
 
     def nonce_window_s(self) -> float:
         """How long a nonce is kept: twice the longest freshness window."""
         return 2 * max(self.confirm_max_age_s, self.execute_max_age_s)
+
+
+def default_trace_dir(namespace: str = '') -> Path:
+    """$ROS_HOME/tool_router/traces, and below it the namespace's path (traces/uav1)."""
+    base = ros_home() / 'tool_router' / 'traces'
+    ns = namespace.strip().strip('/')
+    return base / ns if ns else base
 
 
 def load_executor_config(path: str | Path | None = None) -> ExecutorConfig:
