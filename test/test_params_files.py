@@ -1,0 +1,102 @@
+"""Parameters files under a namespace (tool_router/common/params_files.py), and `serve` checks.
+
+ROS matches a parameters file's top-level key against the node's fully qualified name: the
+shipped files' ``router_node:`` / ``executor_node:`` reach no node in ``/uav3``. `serve
+--namespace` and the launch file rewrite those keys; a key that matches no node started, or a
+file with no key for its node, is one error line, never silence. The real-process side
+(an executor in /uav3 reading its mode from the rewritten file) is in test_namespaces.py.
+"""
+from __future__ import annotations
+
+import yaml
+
+import pytest
+
+from tool_router.cli.main import main
+from tool_router.common.errors import ConfigError
+from tool_router.common.params_files import key_matches, prepare_params_file
+from tool_router.common.paths import config_path
+
+BOTH = ['router_node', 'executor_node']
+
+
+@pytest.mark.parametrize('name, node', [('router.yaml', 'router_node'),
+                                        ('executor.yaml', 'executor_node'),
+                                        ('executor_mavlink.yaml', 'executor_node')])
+def test_shipped_files_get_fully_qualified_keys_in_a_namespace(tmp_path, name, node):
+    shipped = config_path(name)
+    out = prepare_params_file(shipped, node, 'uav3', BOTH, tmp_path)
+    rewritten = yaml.safe_load(open(out))
+    original = yaml.safe_load(shipped.read_text())
+    assert list(rewritten) == [f'/uav3/{node}']
+    assert rewritten[f'/uav3/{node}'] == original[node]  # every value kept
+    # nested namespaces too; in the root namespace the shipped file is given as it is
+    assert list(yaml.safe_load(open(prepare_params_file(
+        shipped, node, '/fleet/uav3/', BOTH, tmp_path)))) == [f'/fleet/uav3/{node}']
+    assert prepare_params_file(shipped, node, '', BOTH, tmp_path) == str(shipped)
+
+
+def test_key_matching_follows_ros():
+    assert key_matches('/**', '/uav3/executor_node')
+    assert key_matches('executor_node', '/executor_node')
+    assert not key_matches('executor_node', '/uav3/executor_node')  # the dropped-file bug
+    assert key_matches('/uav3/*', '/uav3/executor_node')
+    assert not key_matches('/*/executor_node', '/a/b/executor_node')
+    assert key_matches('/**/executor_node', '/a/b/executor_node')
+
+
+def test_wildcard_and_qualified_keys_are_kept(tmp_path):
+    path = tmp_path / 'p.yaml'
+    path.write_text('/**:\n  ros__parameters: {mode: shadow}\n'
+                    '/uav3/executor_node:\n  ros__parameters: {max_queue: 3}\n')
+    out = yaml.safe_load(open(prepare_params_file(path, 'executor_node', 'uav3', BOTH, tmp_path)))
+    assert list(out) == ['/**', '/uav3/executor_node']
+
+
+def test_a_key_that_matches_no_node_started_is_an_error(tmp_path):
+    path = tmp_path / 'typo.yaml'
+    path.write_text('executor_node:\n  ros__parameters: {mode: shadow}\n'
+                    'excutor_node:\n  ros__parameters: {mode: shadow}\n')
+    with pytest.raises(ConfigError, match=r"typo.yaml: node key 'excutor_node' \(as "
+                                          r"/uav3/excutor_node\) matches no node started"):
+        prepare_params_file(path, 'executor_node', 'uav3', BOTH, tmp_path)
+    other = tmp_path / 'other.yaml'  # qualified for another vehicle: ignored by ROS, so refused
+    other.write_text('/uav1/executor_node:\n  ros__parameters: {mode: shadow}\n')
+    with pytest.raises(ConfigError, match='matches no node started'):
+        prepare_params_file(other, 'executor_node', 'uav3', BOTH, tmp_path)
+
+
+def test_the_file_of_another_node_is_an_error(tmp_path):
+    with pytest.raises(ConfigError, match=r'router.yaml: no node key applies to '
+                                          r'/uav3/executor_node \(keys: router_node\)'):
+        prepare_params_file(config_path('router.yaml'), 'executor_node', 'uav3', BOTH, tmp_path)
+    with pytest.raises(ConfigError, match='no node key applies to /executor_node'):
+        prepare_params_file(config_path('router.yaml'), 'executor_node', '', BOTH, tmp_path)
+
+
+def test_serve_checks_every_file_first_one_line_and_exit_2(tmp_path, capsys):
+    missing = tmp_path / 'nope.yaml'
+    bad_key = tmp_path / 'bad.yaml'
+    bad_key.write_text('excutor_node:\n  ros__parameters: {mode: shadow}\n')
+    bad_yaml = tmp_path / 'broken.yaml'
+    bad_yaml.write_text('executor_node:\n  ros__parameters: [\n')
+    no_catalog = tmp_path / 'cat.yaml'
+    no_catalog.write_text(f'executor_node:\n  ros__parameters:\n    catalog: {tmp_path}/x.yaml\n')
+    cases = [
+        (['--executor-config', str(missing)], f'{missing}: no such parameters file'),
+        (['--config', str(missing)], f'{missing}: no such parameters file'),
+        (['--namespace', 'uav3', '--executor-config', str(bad_key)],
+         "node key 'excutor_node' (as /uav3/excutor_node) matches no node started"),
+        (['--executor-config', str(bad_yaml)], f'{bad_yaml}:3: not valid YAML'),
+        (['--executor-config', str(no_catalog)], f'parameter catalog: no such file {tmp_path}'),
+        (['--param', f'catalog:={missing}'], '--param: parameter catalog: no such file'),
+        (['--namespace', 'uav3', '--config', str(config_path('executor.yaml'))],
+         'no node key applies to /uav3/router_node'),
+    ]
+    for argv, expected in cases:
+        assert main(['serve', *argv]) == 2, argv
+        captured = capsys.readouterr()
+        assert captured.out == ''  # nothing was started ("starting ..." lines)
+        lines = captured.err.splitlines()
+        assert len(lines) == 1 and lines[0].startswith('tool-router: error: '), captured.err
+        assert expected in lines[0], (argv, lines)
