@@ -7,9 +7,12 @@ to uav2.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
-from procs import NodeProcess, wait_until
+from procs import ROOT, NodeProcess, wait_until
 from test_executor_nodes import UNSIGNED, RosPeer, read_records, start
 
 pytestmark = pytest.mark.slow  # starts ROS processes (two routers with MiniLM)
@@ -67,6 +70,97 @@ def test_a_request_to_one_vehicle_never_moves_the_other(tmp_path):
         assert {r['request_id'] for r in read_records(tmp_path / 'uav2')} == {marker.request_id}
         assert {r['request_id'] for r in read_records(tmp_path / 'uav1')} == {resp.request_id}
         assert json.loads(states['uav1'][-1].data)['last_command'] == 'rgb_camera'
+    finally:
+        if peer is not None:
+            peer.close()
+        codes = [p.stop() for p in reversed(procs)]
+    assert all(code == 0 for code in codes), codes
+
+
+def executor_in(ns: str, params_file: str, home, *extra: str) -> NodeProcess:
+    """An executor in ``/ns`` with ``params_file`` (as `serve --namespace` gives it) and
+    ROS_HOME ``home``."""
+    proc = NodeProcess('tool_router.ros.executor_node', '-r', f'__ns:=/{ns}',
+                       '--params-file', params_file, *extra, env={'ROS_HOME': str(home)})
+    if not proc.wait_for('executor ready', 120):
+        proc.stop()
+        pytest.fail(f'executor in /{ns} did not start:\n{proc.output}')
+    return proc
+
+
+def test_two_vehicles_sharing_a_ros_home_keep_their_params_and_their_watches(tmp_path):
+    """One ROS_HOME, two parameters files with the plain ``executor_node:`` key (uav1 execute,
+    uav2 shadow, no MAVLink): each applies under its namespace, each vehicle's records say
+    whose they are, and restarting uav2's executor (even on uav1's very trace directory) leaves
+    uav1's armed watch armed."""
+    from tool_router.common import signing
+    from tool_router.common.params_files import prepare_params_file
+    from tool_router.srv import ListWatches
+
+    home = tmp_path / 'shared_ros_home'
+    traces = home / 'tool_router' / 'traces'
+    # the peer plays the router: the executors check its signature with the key it signs with
+    common = (f'    require_signed_execute: false\n'
+              f'    router_key_file: {signing.default_router_key_file()}\n')
+    files = {}
+    for ns, mode in (('uav1', 'execute'), ('uav2', 'shadow')):
+        path = tmp_path / f'{ns}.yaml'
+        path.write_text(f'executor_node:\n  ros__parameters:\n    mode: {mode}\n{common}')
+        files[ns] = prepare_params_file(path, 'executor_node', ns, ['executor_node'],
+                                        tmp_path / 'prepared')
+    procs: list[NodeProcess] = []
+    peer = None
+    try:
+        procs.append(executor_in('uav1', files['uav1'], home))
+        procs.append(executor_in('uav2', files['uav2'], home))
+        # each file applied: the mode of its own file, the trace directory of its namespace
+        assert "mode execute" in procs[0].output and f"traces -> {traces / 'uav1'}/" \
+            in procs[0].output, procs[0].output
+        assert "mode shadow" in procs[1].output and f"traces -> {traces / 'uav2'}/" \
+            in procs[1].output, procs[1].output
+        peer = RosPeer()
+        assert wait_until(lambda: all(peer.sees_executor(f'/{ns}') for ns in ('uav1', 'uav2')),
+                          60)
+        armed = peer.select('/uav1/tool_router/selected', ['gimbal_control'],
+                            conditions=['after 10 minutes'])
+        photo = peer.select('/uav2/tool_router/selected', ['rgb_camera'])
+
+        def of(directory, rid):
+            return [r for r in read_records(directory, events=True) if r['request_id'] == rid]
+
+        def finals(directory, rid):
+            return [r for r in of(directory, rid) if r.get('record') == 'request']
+        assert wait_until(lambda: any(r.get('record') == 'watch' for r in
+                                      of(traces / 'uav1', armed)), 30), procs[0].output
+        assert wait_until(lambda: finals(traces / 'uav2', photo), 30)
+        (shadowed,) = finals(traces / 'uav2', photo)
+        assert shadowed['mode'] == 'shadow' and shadowed['tools'][0]['outcome'] == 'shadow'
+
+        # restart uav2, this time writing to uav1's directory (an explicitly shared trace_dir)
+        assert procs[1].stop() == 0
+        procs[1] = executor_in('uav2', files['uav2'], home, '-p', f'trace_dir:={traces / "uav1"}')
+        again = peer.select('/uav2/tool_router/selected', ['rgb_camera'])
+        assert wait_until(lambda: finals(traces / 'uav1', again), 30)
+        watch_events = [r['event'] for r in of(traces / 'uav1', armed) if r.get('record') ==
+                        'watch']
+        assert watch_events == ['armed'], watch_events  # not "cancelled: executor restarted"
+        listed = peer.call(ListWatches, '/uav1/executor/list_watches', ListWatches.Request())
+        assert [(w.request_id, w.state) for w in listed.watches] == [(armed, 'armed')]
+        # every record says whose it is, in both directories
+        spaces = {d: {r['namespace'] for r in read_records(traces / d, events=True)}
+                  for d in ('uav1', 'uav2')}
+        assert spaces == {'uav1': {'/uav1', '/uav2'}, 'uav2': {'/uav2'}}
+        assert {r['namespace'] for r in of(traces / 'uav1', armed)} == {'/uav1'}
+        assert {r['namespace'] for r in of(traces / 'uav1', again)} == {'/uav2'}
+        out = subprocess.run([sys.executable, '-m', 'tool_router.cli', 'trace', 'summary',
+                              '--json'], capture_output=True, text=True, cwd=ROOT, timeout=60,
+                             env={**os.environ, 'ROS_HOME': str(home)})
+        per_ns = json.loads(out.stdout)['namespaces']
+        assert sorted(per_ns) == ['/uav1', '/uav2'], out.stderr
+        assert per_ns['/uav2']['modes'] == {'shadow': 2}
+        assert per_ns['/uav1']['watches_left_armed'] == [{'request_id': armed,
+                                                          'watch_ids': [listed.watches[0]
+                                                                        .watch_id]}]
     finally:
         if peer is not None:
             peer.close()
