@@ -136,14 +136,19 @@ def test_two_vehicles_sharing_a_ros_home_keep_their_params_and_their_watches(tmp
         (shadowed,) = finals(traces / 'uav2', photo)
         assert shadowed['mode'] == 'shadow' and shadowed['tools'][0]['outcome'] == 'shadow'
 
-        # restart uav2, this time writing to uav1's directory (an explicitly shared trace_dir)
+        # restart uav2, this time writing to uav1's directory (an explicitly shared trace_dir);
+        # its start-up recovery is written before it says ready
+        to_uav2 = peer.publisher('/uav2/tool_router/selected')
         assert procs[1].stop() == 0
+        assert wait_until(lambda: to_uav2.get_subscription_count() == 0, 30)
         procs[1] = executor_in('uav2', files['uav2'], home, '-p', f'trace_dir:={traces / "uav1"}')
-        again = peer.select('/uav2/tool_router/selected', ['rgb_camera'])
-        assert wait_until(lambda: finals(traces / 'uav1', again), 30)
         watch_events = [r['event'] for r in of(traces / 'uav1', armed) if r.get('record') ==
                         'watch']
         assert watch_events == ['armed'], watch_events  # not "cancelled: executor restarted"
+        # selections are volatile: sent once the new subscription has matched
+        assert wait_until(lambda: to_uav2.get_subscription_count() > 0, 30)
+        again = peer.select('/uav2/tool_router/selected', ['rgb_camera'])
+        assert wait_until(lambda: finals(traces / 'uav1', again), 30), procs[1].output
         listed = peer.call(ListWatches, '/uav1/executor/list_watches', ListWatches.Request())
         assert [(w.request_id, w.state) for w in listed.watches] == [(armed, 'armed')]
         # every record says whose it is, in both directories
