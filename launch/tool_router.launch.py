@@ -25,42 +25,36 @@ from launch.launch_context import LaunchContext
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import LifecycleNode, Node
 
-from tool_router.common.params_files import prepare_params_file
+from tool_router.common.params_files import launch_parameters
+
+ARGUMENTS = ('namespace', 'use_sim_time', 'log_level', 'params_file', 'autostart',
+             'executor_params_file', 'mode', 'sim', 'enclave_prefix')
 
 
 def _nodes(context: LaunchContext) -> list[Any]:
     """The nodes, their parameters files checked (and rewritten in a namespace)."""
-    def arg(name: str) -> str:
-        return str(LaunchConfiguration(name).perform(context))
-
-    namespace, prefix = arg('namespace'), arg('enclave_prefix')
-    with_sim = arg('sim').strip().lower() in ('true', '1', 'yes', 'on')
-    started = ['router_node', 'executor_node'] + (['sim_vehicle'] if with_sim else [])
-    router_params = prepare_params_file(arg('params_file'), 'router_node', namespace, started)
-    executor_params: list[Any] = [prepare_params_file(arg('executor_params_file'),
-                                                      'executor_node', namespace, started)]
-    if arg('mode'):  # only when given: else the executor parameters file's mode holds
-        executor_params.append({'mode': arg('mode')})
-    sim_time = {'use_sim_time': arg('use_sim_time')}
-    logging = ['--log-level', arg('log_level')]
+    args = {name: str(LaunchConfiguration(name).perform(context)) for name in ARGUMENTS}
+    parameters = launch_parameters(args)  # the same code as `tool-router serve --namespace`
+    namespace, prefix = args['namespace'], args['enclave_prefix']
+    logging = ['--log-level', args['log_level']]
     nodes: list[Any] = [
         LifecycleNode(
             package='tool_router', executable='router_node', name='router_node',
             namespace=namespace, output='screen',
             ros_arguments=[*logging, '--enclave', f'{prefix}/router'],
-            parameters=[router_params, {'autostart': arg('autostart')}, sim_time],
+            parameters=parameters['router_node'],
         ),
         Node(
             package='tool_router', executable='executor_node', name='executor_node',
             namespace=namespace, output='screen',
             ros_arguments=[*logging, '--enclave', f'{prefix}/executor'],
-            parameters=[*executor_params, sim_time],
+            parameters=parameters['executor_node'],
         ),
     ]
-    if with_sim:
+    if 'sim_vehicle' in parameters:
         nodes.append(Node(
             package='tool_router', executable='sim_vehicle', name='sim_vehicle',
-            namespace=namespace, output='screen', parameters=[sim_time],
+            namespace=namespace, output='screen', parameters=parameters['sim_vehicle'],
             ros_arguments=[*logging, '--enclave', f'{prefix}/vehicle'],
         ))
     return nodes

@@ -8,13 +8,16 @@ file with no key for its node, is one error line, never silence. The real-proces
 """
 from __future__ import annotations
 
+import json
+
 import yaml
 
 import pytest
 
 from tool_router.cli.main import main
 from tool_router.common.errors import ConfigError
-from tool_router.common.params_files import key_matches, prepare_params_file
+from tool_router.common.params_files import (key_matches, launch_parameters,
+                                             prepare_params_file)
 from tool_router.common.paths import config_path
 
 BOTH = ['router_node', 'executor_node']
@@ -100,3 +103,54 @@ def test_serve_checks_every_file_first_one_line_and_exit_2(tmp_path, capsys):
         lines = captured.err.splitlines()
         assert len(lines) == 1 and lines[0].startswith('tool-router: error: '), captured.err
         assert expected in lines[0], (argv, lines)
+
+
+def as_ros_args(parameters) -> list[str]:
+    """A launch ``parameters`` list as node arguments: the file, then ``-p`` per override."""
+    out: list[str] = []
+    for item in parameters:
+        if isinstance(item, str):
+            out += ['--params-file', item]
+        else:
+            out += [a for k, v in item.items() for a in ('-p', f'{k}:={json.dumps(v)}')]
+    return out
+
+
+def test_launch_parameters_give_the_mode_only_when_asked(tmp_path):
+    shadow = tmp_path / 'shadow.yaml'
+    shadow.write_text('executor_node:\n  ros__parameters: {mode: shadow}\n')
+    args = {'namespace': 'uav3', 'params_file': str(config_path('router.yaml')),
+            'executor_params_file': str(shadow), 'mode': '', 'sim': 'true',
+            'use_sim_time': 'false', 'autostart': 'true'}
+    nodes = launch_parameters(args, tmp_path)
+    assert sorted(nodes) == ['executor_node', 'router_node', 'sim_vehicle']
+    assert nodes['executor_node'][1:] == [{'use_sim_time': False}]  # no mode: the file's holds
+    assert nodes['router_node'][1:] == [{'autostart': True}, {'use_sim_time': False}]
+    assert list(yaml.safe_load(open(nodes['executor_node'][0]))) == ['/uav3/executor_node']
+    asked = launch_parameters({**args, 'mode': 'dry_run', 'sim': 'false'}, tmp_path)
+    assert asked['executor_node'][1:] == [{'mode': 'dry_run'}, {'use_sim_time': False}]
+    assert 'sim_vehicle' not in asked
+    with pytest.raises(ConfigError, match='no node key applies to /uav3/router_node'):
+        launch_parameters({**args, 'params_file': str(shadow)}, tmp_path)
+
+
+@pytest.mark.slow  # starts ROS processes
+def test_an_executor_started_as_the_launch_file_starts_it_reads_its_files_mode(tmp_path):
+    """launch_ros is not installable here (test_launch.py runs on ROS installs): the executor
+    is started with the arguments the launch file gives it, in /uav3."""
+    from procs import NodeProcess
+    shadow = tmp_path / 'shadow.yaml'
+    shadow.write_text('executor_node:\n  ros__parameters:\n    mode: shadow\n'
+                      f'    trace_dir: {tmp_path / "traces"}\n')
+    args = {'namespace': 'uav3', 'params_file': str(config_path('router.yaml')),
+            'executor_params_file': str(shadow), 'mode': ''}
+    for mode, expected in (('', 'mode shadow'), ('dry_run', 'mode dry_run')):
+        parameters = launch_parameters({**args, 'mode': mode}, tmp_path)['executor_node']
+        proc = NodeProcess('tool_router.ros.executor_node', '-r', '__ns:=/uav3',
+                           *as_ros_args(parameters))
+        try:
+            assert proc.wait_for('executor ready', 120), proc.output
+            assert f'executor ready: {expected},' in proc.output, proc.output
+            assert '[uav3.executor_node]' in proc.output
+        finally:
+            assert proc.stop() == 0, proc.output

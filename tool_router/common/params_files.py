@@ -161,6 +161,38 @@ def prepare_params_file(path: str | Path, node: str, namespace: str, started: It
     return str(target)
 
 
+def _typed(text: str) -> Any:
+    """A launch argument's text as the YAML value ROS reads from it ('true' -> True)."""
+    return yaml.safe_load(text) if text.strip() else text
+
+
+def launch_parameters(args: Mapping[str, str],
+                      directory: str | Path | None = None) -> dict[str, list[Any]]:
+    """Node name -> its ``parameters`` list, from the launch file's arguments (as strings).
+
+    What launch/tool_router.launch.py gives each node: the checked (in a namespace,
+    rewritten) parameters file first, then the overrides. ``mode`` goes to the executor only
+    when given, so that the executor parameters file's mode holds otherwise.
+    """
+    namespace = args.get('namespace', '')
+    with_sim = args.get('sim', 'false').strip().lower() in ('true', '1', 'yes', 'on')
+    started = ['router_node', 'executor_node'] + (['sim_vehicle'] if with_sim else [])
+    sim_time = {'use_sim_time': _typed(args.get('use_sim_time', 'false'))}
+    executor: list[Any] = [prepare_params_file(args['executor_params_file'], 'executor_node',
+                                               namespace, started, directory)]
+    if args.get('mode'):
+        executor.append({'mode': args['mode']})
+    nodes: dict[str, list[Any]] = {
+        'router_node': [prepare_params_file(args['params_file'], 'router_node', namespace,
+                                            started, directory),
+                        {'autostart': _typed(args.get('autostart', 'true'))}, sim_time],
+        'executor_node': [*executor, sim_time],
+    }
+    if with_sim:
+        nodes['sim_vehicle'] = [sim_time]
+    return nodes
+
+
 def assignments(params: Iterable[str]) -> dict[str, str]:
     """``NAME:=VALUE`` strings as a dict (the last one of a name wins, as in ROS)."""
     out: dict[str, str] = {}
