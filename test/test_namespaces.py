@@ -22,15 +22,24 @@ def test_a_request_to_one_vehicle_never_moves_the_other(tmp_path):
     from rclpy.qos import DurabilityPolicy, QoSProfile
     from std_msgs.msg import String
     from tool_router.srv import RouteRequest
+    from rcl_interfaces.srv import GetParameters
+    from tool_router.common.params_files import prepare_params_file
+    # the router's parameters as a user writes them (a plain router_node: key), given as
+    # `serve --namespace` gives them; a slow executor on a busy machine is not a missing one:
+    # 30 s for its ack
+    router_file = tmp_path / 'router.yaml'
+    router_file.write_text('router_node:\n  ros__parameters:\n    chroma_ephemeral: true\n'
+                           '    executor_ack_timeout_s: 30.0\n')
     procs: list[NodeProcess] = []
     peer = None
     try:
         for ns in ('uav1', 'uav2'):
             remap = ('-r', f'__ns:=/{ns}')
-            # a slow executor on a busy machine is not a missing one: 30 s for its ack
+            prepared = prepare_params_file(router_file, 'router_node', ns,
+                                           ['router_node', 'executor_node', 'sim_vehicle'],
+                                           tmp_path / 'prepared')
             procs.append(NodeProcess('tool_router.ros.router_node', *remap,
-                                     '-p', 'chroma_ephemeral:=true',
-                                     '-p', 'executor_ack_timeout_s:=30.0'))
+                                     '--params-file', prepared))
             procs.append(start('tool_router.ros.sim_vehicle', *remap,
                                ready='simulated vehicle ready'))
             procs.append(start('tool_router.ros.executor_node', *remap, *UNSIGNED,
@@ -38,6 +47,12 @@ def test_a_request_to_one_vehicle_never_moves_the_other(tmp_path):
         for router, ns in ((procs[0], 'uav1'), (procs[3], 'uav2')):
             assert router.wait_for(f'serving /{ns}/route_request', 240), router.output[-2000:]
         peer = RosPeer()
+        for ns in ('uav1', 'uav2'):  # the file applied under the namespace
+            got = peer.call(GetParameters, f'/{ns}/router_node/get_parameters',
+                            GetParameters.Request(names=['executor_ack_timeout_s',
+                                                         'chroma_ephemeral']))
+            assert [(v.double_value, v.bool_value) for v in got.values] == [(30.0, False),
+                                                                            (0.0, True)]
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         states = {ns: peer.watch(String, f'/{ns}/sim/state', latched) for ns in ('uav1', 'uav2')}
         assert wait_until(lambda: all(states.values()), 30)
