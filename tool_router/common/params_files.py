@@ -175,6 +175,8 @@ def launch_parameters(args: Mapping[str, str],
     when given, so that the executor parameters file's mode holds otherwise.
     """
     namespace = args.get('namespace', '')
+    if directory is None and namespace_of(namespace) != '/':  # one per launch, kept (as nav2's)
+        directory = tempfile.mkdtemp(prefix='tool_router_launch_params_')
     with_sim = args.get('sim', 'false').strip().lower() in ('true', '1', 'yes', 'on')
     started = ['router_node', 'executor_node'] + (['sim_vehicle'] if with_sim else [])
     sim_time = {'use_sim_time': _typed(args.get('use_sim_time', 'false'))}
