@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from test_trace_records import V1_LINE, event, record
 
@@ -72,7 +73,12 @@ def test_default_trace_directory_is_per_namespace(ros_home):
     assert default_trace_dir('/uav1') == ros_home / 'tool_router' / 'traces' / 'uav1'
     config = ExecutorConfig()
     assert config.resolved_trace_dir('/fleet/uav2') == default_trace_dir('fleet/uav2')
-    assert config.resolved_nonce_file('/uav1') == default_trace_dir('uav1') / 'executor.nonces'
+    # its own nonce file even in a shared explicit trace_dir (the store rewrites it at start)
+    assert config.resolved_nonce_file('/uav1') == (default_trace_dir('uav1')
+                                                   / 'executor.uav1.nonces')
+    assert config.resolved_nonce_file('/') == default_trace_dir() / 'executor.nonces'
+    assert ExecutorConfig(trace_dir='/d').resolved_nonce_file('/a/b') == \
+        Path('/d/executor.a.b.nonces')
     assert config.resolved_trace_dir('/') == default_trace_dir()
     explicit = ExecutorConfig(trace_dir='/data/traces')
     assert str(explicit.resolved_trace_dir('/uav1')) == '/data/traces'

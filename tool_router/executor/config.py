@@ -117,7 +117,8 @@ class ExecutorConfig(BaseModel):
                                       "created if missing); '' = $ROS_HOME/tool_router/keys/"
                                       'trace-chain.key.')
     nonce_file: str = Field('', description="Used nonces, kept across restarts (a signature is "
-                            "taken once, ever); '' = executor.nonces in trace_dir.")
+                            "taken once, ever); '' = executor.nonces in trace_dir "
+                            "(executor.uav1.nonces in namespace /uav1).")
     places_file: str = Field('', description='Named places a condition may name ("when you '
                              "reach the north gate\"); '' = the shipped config/places.yaml. "
                              "Give the router's places_file the same file.")
@@ -184,9 +185,16 @@ class ExecutorConfig(BaseModel):
         return default_trace_dir(namespace)
 
     def resolved_nonce_file(self, namespace: str = '') -> Path:
-        """The used-nonce file (``executor.nonces`` in the trace directory by default)."""
-        return Path(self.nonce_file) if self.nonce_file else \
-            self.resolved_trace_dir(namespace) / 'executor.nonces'
+        """The used-nonce file: ``executor.nonces`` in the trace directory by default.
+
+        In a namespace ``executor.uav1.nonces``: the store rewrites its file when it starts,
+        so two vehicles given one explicit ``trace_dir`` must not share it.
+        """
+        if self.nonce_file:
+            return Path(self.nonce_file)
+        ns = namespace.strip().strip('/').replace('/', '.')
+        return self.resolved_trace_dir(namespace) / (f'executor.{ns}.nonces' if ns else
+                                                     'executor.nonces')
 
     def nonce_window_s(self) -> float:
         """How long a nonce is kept: twice the longest freshness window."""
