@@ -76,7 +76,8 @@ class ExecutorConfig(BaseModel):
         4, ge=1, le=1000, description='Requests of one tool waiting for an operator; more are '
                                       'denied at once (confirmation_over_limit).')
     trace_dir: str = Field('', description="JSONL trace directory; '' = "
-                                           '$ROS_HOME/tool_router/traces.')
+                                           '$ROS_HOME/tool_router/traces, in a namespace '
+                                           'its own subdirectory (traces/uav1).')
     trace_max_bytes: int = Field(10_000_000, ge=1024, description='Rotate trace files at size.')
     trace_fsync: bool = Field(True, description='fsync after every record.')
     trace_mcap: bool = Field(False, description='Also record ExecutionTrace messages to an MCAP '
