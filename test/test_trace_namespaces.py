@@ -108,6 +108,10 @@ def test_trace_summary_is_per_namespace_never_merged(tmp_path):
     one = cli('trace', 'summary', '--json', '--namespace', 'uav2', home=home)
     summary = json.loads(one.stdout)
     assert (summary['namespace'], summary['records']) == ('/uav2', 1)
+    absent = cli('trace', 'summary', '--namespace', 'uav9', home=home)
+    assert absent.returncode == 1 and absent.stderr.strip() == (
+        'tool-router: no records of namespace /uav9 in 2 file(s) (namespaces there: /uav1, '
+        '/uav2)')
     # a directory given on the command line: read with its subdirectories, split the same way
     assert list(json.loads(cli('trace', 'summary', str(base), '--json').stdout)['namespaces']) \
         == ['/uav1', '/uav2']

@@ -36,6 +36,11 @@ def cmd_trace(args: argparse.Namespace) -> int:
     if args.namespace:
         wanted = namespace_of(args.namespace)
         groups = {wanted: [r for r in records if record_namespace(r) == wanted]}
+        if records and not groups[wanted]:
+            present = ', '.join(ns or "'' (not recorded)" for ns in by_namespace(records))
+            print(f'tool-router: no records of namespace {wanted} in {len(paths)} file(s) '
+                  f'(namespaces there: {present})', file=sys.stderr)
+            return 1
     else:
         groups = by_namespace(records) or {'': []}
     summaries = {}
