@@ -154,3 +154,46 @@ def test_an_executor_started_as_the_launch_file_starts_it_reads_its_files_mode(t
             assert '[uav3.executor_node]' in proc.output
         finally:
             assert proc.stop() == 0, proc.output
+
+
+@pytest.mark.slow  # starts ROS processes (serve: router, executor)
+def test_serve_in_a_namespace_applies_the_executor_file(tmp_path):
+    """`tool-router serve --namespace uav3 --executor-config FILE` as a user runs it: the
+    executor in /uav3 reads FILE's plain ``executor_node:`` key, and the rewritten copy goes
+    with serve."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+
+    from procs import ROOT, kill_group, wait_until
+    shadow = tmp_path / 'shadow.yaml'
+    shadow.write_text('executor_node:\n  ros__parameters:\n    mode: shadow\n'
+                      f'    trace_dir: {tmp_path / "traces"}\n')
+    env = {**os.environ, 'PYTHONPATH': str(ROOT), 'PYTHONUNBUFFERED': '1',
+           'ROS_HOME': str(tmp_path / 'home')}
+    serve = subprocess.Popen([sys.executable, '-m', 'tool_router.cli', 'serve', '--namespace',
+                              'uav3', '--executor-config', str(shadow),
+                              '--param', 'chroma_ephemeral:=true'],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             env=env, cwd=ROOT, start_new_session=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(serve.stdout), daemon=True)
+    reader.start()
+    try:
+        assert wait_until(lambda: any('executor ready' in line for line in lines), 120), lines
+        ready = next(line for line in lines if 'executor ready' in line)
+        assert '[uav3.executor_node]' in ready and 'mode shadow' in ready, ready
+        starting = next(line for line in lines if line.startswith('starting executor_node'))
+        copy = starting.split('--params-file ')[1].split()[0]
+        assert copy != str(shadow) and open(copy).read().count('/uav3/executor_node:') == 1
+    finally:
+        os.killpg(serve.pid, signal.SIGINT)  # serve stops its children
+        try:
+            code = serve.wait(timeout=30)
+        finally:
+            kill_group(serve.pid)
+        reader.join(timeout=5)
+    assert code == 0, lines[-20:]
+    assert not os.path.exists(copy)  # serve's temporary directory went with it
