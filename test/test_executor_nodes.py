@@ -315,7 +315,7 @@ def test_allowed_sensor_is_dispatched_and_the_sim_answers(rig):
     assert tool['message'].startswith('battery ') and ' V' in tool['message']
     assert tool['endpoint'] == 'trigger:sim/battery_status'
     assert tool['latency_ms'] > 0  # answered: 'dispatched', not 'call_timeout'
-    assert rec['schema_version'] == '2.1' and rec['stop_reason'] == 'completed'
+    assert rec['schema_version'] == '2.2' and rec['stop_reason'] == 'completed'
 
 
 def test_critical_tool_waits_for_confirmation_without_blocking_others(rig):

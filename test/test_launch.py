@@ -3,7 +3,8 @@
 `launch`, `launch_ros` and `launch_testing` are not on PyPI, so this module is
 skipped where they are missing; the same behaviour (router starts, serves
 /route_request, exits cleanly) is covered here by test_router_node.py, which
-starts the node as a process.
+starts the node as a process. The launch file in a namespace: test_launch_namespace.py
+(ROS installs) and, with real node processes, test_params_files.py / test_namespaces.py.
 """
 
 import os

@@ -28,7 +28,7 @@ def record(i, outcome='dispatched', latency=5.0, confirm=None):
 def test_schema_version_and_extra_fields_forbidden():
     rec = record(1)
     data = json.loads(rec.model_dump_json())
-    assert data['schema_version'] == SCHEMA_VERSION == '2.1' and data['record'] == 'request'
+    assert data['schema_version'] == SCHEMA_VERSION == '2.2' and data['record'] == 'request'
     data['surprise'] = 1
     with pytest.raises(Exception):
         TraceRecord.model_validate(data)

@@ -55,7 +55,7 @@ def test_trace_files_survive_sigkill_mid_stream(tmp_path):
     records = [r for r in lines if r.record == 'request']
     assert len(records) >= 60 and sent[0] > len(records) // 2
     assert len({r.request_id for r in records}) == len(records)
-    assert all(r.mode == 'dry_run' and r.schema_version == '2.1' for r in records)
+    assert all(r.mode == 'dry_run' and r.schema_version == '2.2' for r in records)
     assert all([t.outcome for t in r.tools] == ['dry_run'] * 4 for r in records)
     received = {r.request_id for r in lines if r.record == 'event' and r.event == 'received'}
     assert {r.request_id for r in records} <= received  # written ahead of each final record

@@ -194,26 +194,67 @@ def node_command(
     return cmd
 
 
-def serve_processes(args: argparse.Namespace) -> list[tuple[str, list[str]]]:
-    """(name, argv) of the nodes `serve` starts: router, executor, and with --sim the simulator."""
-    ns = getattr(args, 'namespace', '') or ''
-    procs = [('router_node', node_command('router_node', args.config, args.param, ns))]
+def serve_nodes(args: argparse.Namespace) -> list[str]:
+    """The names of the nodes `serve` starts (router, executor, simulator)."""
+    names = ['router_node']
     if not getattr(args, 'no_executor', False):
+        names.append('executor_node')
+    if getattr(args, 'sim', False):
+        names.append('sim_vehicle')
+    return names
+
+
+def serve_processes(args: argparse.Namespace,
+                    params_dir: Path | None = None) -> list[tuple[str, list[str]]]:
+    """(name, argv) of the nodes `serve` starts: router, executor, and with --sim the simulator.
+
+    With ``params_dir`` every file is checked first (ConfigError: one line) and, under
+    --namespace, the parameters files are rewritten there with the node keys in the namespace
+    (tool_router/common/params_files.py); without it the argv is built as given.
+    """
+    from tool_router.common.params_files import (assignments, check_file_params,
+                                                 prepare_params_file)
+
+    ns = getattr(args, 'namespace', '') or ''
+    started = serve_nodes(args)
+
+    def params_file(path: str | None, node: str) -> str | None:
+        if not path or params_dir is None:
+            return path
+        return prepare_params_file(path, node, ns, started, params_dir)
+
+    if params_dir is not None:
+        check_file_params(assignments(args.param), '--param')
+        check_file_params(assignments(getattr(args, 'executor_param', [])), '--executor-param')
+    procs = [('router_node', node_command('router_node', params_file(args.config, 'router_node'),
+                                          args.param, ns))]
+    if 'executor_node' in started:
         exec_params = [f'mode:={args.mode}'] if getattr(args, 'mode', None) else []
         exec_params += getattr(args, 'executor_param', [])
         procs.append((
             'executor_node',
-            node_command('executor_node', getattr(args, 'executor_config', None), exec_params,
-                         ns),
+            node_command('executor_node',
+                         params_file(getattr(args, 'executor_config', None), 'executor_node'),
+                         exec_params, ns),
         ))
-    if getattr(args, 'sim', False):
+    if 'sim_vehicle' in started:
         procs.append(('sim_vehicle', node_command('sim_vehicle', None,
                                                   getattr(args, 'sim_param', []), ns)))
     return procs
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    """Start the nodes as child processes; Ctrl-C (or one child exiting) stops them all."""
+    """Start the nodes as child processes; Ctrl-C (or one child exiting) stops them all.
+
+    Every file is checked before anything starts (a ConfigError is one line, exit 2).
+    """
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix='tool_router_serve_') as params_dir:
+        return _serve(serve_processes(args, Path(params_dir)))
+
+
+def _serve(commands: list[tuple[str, list[str]]]) -> int:
     procs: list[tuple[str, subprocess.Popen]] = []
     stop = {'flag': False}
 
@@ -224,7 +265,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGINT, _stop)
     code = 0
     try:
-        for name, argv in serve_processes(args):
+        for name, argv in commands:
             print(f'starting {name}: {" ".join(argv)}', flush=True)
             # own process group: the terminal's Ctrl-C reaches only us, we stop the children
             procs.append((name, subprocess.Popen(argv, start_new_session=True)))

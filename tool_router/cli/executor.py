@@ -10,16 +10,19 @@ from tool_router.cli.common import add_signing_args
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
-    """Summarise, validate or follow execution traces."""
+    """Summarise, validate or follow execution traces (per namespace: never merged)."""
     if args.action == 'tail':
         return _tail(args)
     if args.action == 'verify':
         return _verify(args)
     from tool_router.cli.common import print_json
-    from tool_router.executor.traces import format_summary, read_traces, summarize, trace_files
-    from tool_router.common.paths import ros_home
+    from tool_router.common.params_files import namespace_of
+    from tool_router.executor.config import default_trace_dir
+    from tool_router.executor.traces import (by_namespace, format_summary, read_traces,
+                                             record_namespace, summarize, trace_files)
 
-    paths = trace_files(args.files or [ros_home() / 'tool_router' / 'traces'])
+    # directories are read with their subdirectories: traces/uav1, traces/uav2, ...
+    paths = trace_files(args.files or [default_trace_dir()], recursive=True)
     if not paths:
         print('tool-router: no trace files found', file=sys.stderr)
         return 1
@@ -30,16 +33,52 @@ def cmd_trace(args: argparse.Namespace) -> int:
             print(f'bad line: {line}', file=sys.stderr)
         print(f'{len(records)} valid records in {len(paths)} file(s), {len(bad)} bad line(s)')
         return 1 if bad else 0
-    summary = summarize(records)
-    summary['bad_lines'] = bad
+    if args.namespace:
+        wanted = namespace_of(args.namespace)
+        groups = {wanted: [r for r in records if record_namespace(r) == wanted]}
+        if records and not groups[wanted]:
+            present = ', '.join(ns or "'' (not recorded)" for ns in by_namespace(records))
+            print(f'tool-router: no records of namespace {wanted} in {len(paths)} file(s) '
+                  f'(namespaces there: {present})', file=sys.stderr)
+            return 1
+    else:
+        groups = by_namespace(records) or {'': []}
+    summaries = {}
+    for ns, group in groups.items():
+        summaries[ns] = summarize(group)
+        summaries[ns]['namespace'] = ns
+        summaries[ns]['bad_lines'] = bad
     if bad:
         print(f'tool-router: skipped {len(bad)} bad line(s); `tool-router trace validate` '
               'lists them', file=sys.stderr)
-    if args.json:
-        print_json(summary)
-    else:
-        print(format_summary(summary))
+    if args.json:  # one namespace: its summary; several: {"namespaces": {ns: summary}}
+        print_json(next(iter(summaries.values())) if len(summaries) == 1 else
+                   {'namespaces': summaries})
+        return 0
+    texts = [f"namespace: {ns or '(not recorded: schema before 2.2)'}\n{format_summary(summary)}"
+             for ns, summary in summaries.items()]
+    print('\n\n'.join(texts))
     return 0
+
+
+def _verify_dirs(args: argparse.Namespace) -> list[object]:
+    """The directories to verify: given, or the default one and each namespace's below it.
+
+    With --namespace, each directory's subdirectory of that namespace (traces/uav1).
+    """
+    from pathlib import Path
+
+    from tool_router.executor.config import default_trace_dir
+
+    ns = args.namespace.strip().strip('/')
+    if args.files:
+        return [Path(p) / ns if ns else Path(p) for p in args.files]
+    if ns:
+        return [default_trace_dir(ns)]
+    base = default_trace_dir()
+    found = [d for d in [base, *sorted(base.rglob('*'))] if d.is_dir()
+             and (any(d.glob('*.jsonl')) or any(d.glob('*.chain.json')))]
+    return list(found or [base])
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -48,12 +87,10 @@ def _verify(args: argparse.Namespace) -> int:
 
     from tool_router.common.signing import read_key
     from tool_router.executor.chain import default_chain_key_file, verify_directory
-    from tool_router.common.paths import ros_home
 
     key = read_key(Path(args.chain_key) if args.chain_key else default_chain_key_file())
-    dirs = [Path(p) for p in args.files] or [ros_home() / 'tool_router' / 'traces']
     status = 0
-    for directory in dirs:
+    for directory in map(Path, _verify_dirs(args)):
         if not directory.is_dir():
             print(f'tool-router: {directory}: trace verify takes directories', file=sys.stderr)
             return 2
@@ -86,7 +123,11 @@ def _tail(args: argparse.Namespace) -> int:
             for t in msg.tools)  # type: ignore[attr-defined]
         print(f'{msg.request_id}  {tools}  [{msg.stop_reason}]', flush=True)  # type: ignore
 
-    follow_traces(show, args.topic, args.count, args.timeout)
+    topic = args.topic or '/executor/traces'
+    ns = args.namespace.strip().strip('/')
+    if ns and not args.topic:
+        topic = f'/{ns}/executor/traces'
+    follow_traces(show, topic, args.count, args.timeout)
     return 0
 
 
@@ -235,12 +276,18 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help='summary: counts and latencies; validate: check every record; '
                         'tail: follow the trace topic; verify: check the hash chain and '
                         'its signed manifests, report the first broken link')
-    p.add_argument('files', nargs='*', help='JSONL files or directories '
-                                            '(default: $ROS_HOME/tool_router/traces)')
+    p.add_argument('files', nargs='*', help='JSONL files or directories, read with their '
+                                            'subdirectories (default: '
+                                            '$ROS_HOME/tool_router/traces)')
     p.add_argument('--json', action='store_true', help='machine-readable output')
     p.add_argument('--chain-key', default='', help='verify: the chain key file (default: '
                                                    '$ROS_HOME/tool_router/keys/trace-chain.key)')
-    p.add_argument('--topic', default='/executor/traces', help='tail: trace topic')
+    p.add_argument('--namespace', default='',
+                   help="vehicle namespace, e.g. uav1: summary: only its records (without: "
+                        'one summary per namespace); verify: its directory (traces/uav1); '
+                        'tail: /uav1/executor/traces')
+    p.add_argument('--topic', default='', help='tail: trace topic (default /executor/traces, '
+                                               'in the --namespace)')
     p.add_argument('--count', type=int, default=0, help='tail: stop after N records')
     p.add_argument('--timeout', type=float, default=0.0, help='tail: stop after S seconds')
     p.set_defaults(handler=cmd_trace)

@@ -90,8 +90,9 @@ class SecurityRecord(BaseModel):
 
     model_config = ConfigDict(extra='forbid')
 
-    schema_version: Literal['1.0'] = '1.0'
+    schema_version: Literal['1.0', '2.2'] = '2.2'  # 2.2: with the namespace (traces.py)
     record: Literal['security'] = 'security'
+    namespace: str = Field('', description="The executor's ROS namespace; '' = not recorded.")
     event: Literal['confirmation_refused', 'execute_refused', 'mavlink_refused',
                    'refusals_summarized'] = Field(
         'confirmation_refused', description='confirmation_refused: a /executor/confirm call; '

@@ -109,7 +109,8 @@ class ExecutorConfig(BaseModel):
         4, ge=1, le=1000, description='Requests of one tool waiting for an operator; more are '
                                       'denied at once (confirmation_over_limit).')
     trace_dir: str = Field('', description="JSONL trace directory; '' = "
-                                           '$ROS_HOME/tool_router/traces.')
+                                           '$ROS_HOME/tool_router/traces, in a namespace '
+                                           'its own subdirectory (traces/uav1).')
     trace_max_bytes: int = Field(10_000_000, ge=1024, description='Rotate trace files at size.')
     trace_fsync: bool = Field(True, description='fsync after every record.')
     trace_mcap: bool = Field(False, description='Also record ExecutionTrace messages to an MCAP '
@@ -150,7 +151,8 @@ class ExecutorConfig(BaseModel):
                                       "created if missing); '' = $ROS_HOME/tool_router/keys/"
                                       'trace-chain.key.')
     nonce_file: str = Field('', description="Used nonces, kept across restarts (a signature is "
-                            "taken once, ever); '' = executor.nonces in trace_dir.")
+                            "taken once, ever); '' = executor.nonces in trace_dir "
+                            "(executor.uav1.nonces in namespace /uav1).")
     places_file: str = Field('', description='Named places a condition may name ("when you '
                              "reach the north gate\"); '' = the shipped config/places.yaml. "
                              "Give the router's places_file the same file.")
@@ -206,14 +208,27 @@ class ExecutorConfig(BaseModel):
         return Path(self.trace_chain_key_file) if self.trace_chain_key_file else \
             default_chain_key_file()
 
-    def resolved_trace_dir(self) -> Path:
-        """The trace directory ($ROS_HOME/tool_router/traces by default)."""
-        return Path(self.trace_dir) if self.trace_dir else ros_home() / 'tool_router' / 'traces'
+    def resolved_trace_dir(self, namespace: str = '') -> Path:
+        """The trace directory: ``trace_dir``, else $ROS_HOME/tool_router/traces[/NAMESPACE].
 
-    def resolved_nonce_file(self) -> Path:
-        """The used-nonce file (``executor.nonces`` in the trace directory by default)."""
-        return Path(self.nonce_file) if self.nonce_file else \
-            self.resolved_trace_dir() / 'executor.nonces'
+        An executor in a namespace (``/uav1``) writes to its own subdirectory (``traces/uav1``),
+        so vehicles sharing a ROS_HOME never share trace, nonce or bag files.
+        """
+        if self.trace_dir:
+            return Path(self.trace_dir)
+        return default_trace_dir(namespace)
+
+    def resolved_nonce_file(self, namespace: str = '') -> Path:
+        """The used-nonce file: ``executor.nonces`` in the trace directory by default.
+
+        In a namespace ``executor.uav1.nonces``: the store rewrites its file when it starts,
+        so two vehicles given one explicit ``trace_dir`` must not share it.
+        """
+        if self.nonce_file:
+            return Path(self.nonce_file)
+        ns = namespace.strip().strip('/').replace('/', '.')
+        return self.resolved_trace_dir(namespace) / (f'executor.{ns}.nonces' if ns else
+                                                     'executor.nonces')
 
     def nonce_window_s(self) -> float:
         """How long a nonce is kept: twice the longest freshness window."""
@@ -235,6 +250,13 @@ def start_parameters(declared: Iterable[str], given: Iterable[str]) -> list[str]
                           hint='every name: config/executor.yaml')
     known = set(names)
     return names + sorted(n for n in set(given) if n not in known and n not in ROS_OWN)
+
+
+def default_trace_dir(namespace: str = '') -> Path:
+    """$ROS_HOME/tool_router/traces, and below it the namespace's path (traces/uav1)."""
+    base = ros_home() / 'tool_router' / 'traces'
+    ns = namespace.strip().strip('/')
+    return base / ns if ns else base
 
 
 def load_executor_config(path: str | Path | None = None) -> ExecutorConfig:

@@ -1,8 +1,10 @@
 """Typed execution traces: write-ahead events and one final record per request, as JSONL.
 
-Schema ``SCHEMA_VERSION`` (2.1: each per-tool entry is the router's
+Schema ``SCHEMA_VERSION`` (2.2: every record carries the ``namespace`` of the executor that
+wrote it, e.g. ``/uav1``, ``/`` for the root namespace; 2.1: each per-tool entry is the router's
 :class:`~tool_router.common.choice.ToolChoice`, with its evidence, extended by what the executor
-did; 2.0 files, without evidence, read the same). Two kinds of line share a file:
+did; 2.1 and 2.0 files read the same, their records with namespace ``''``: not recorded).
+Two kinds of line share a file:
 
 * :class:`TraceEvent` (``"record": "event"``): one state change of a request, appended
   (and ``fsync``'d) *before* the executor acts on it: ``received``, ``permission_decided``,
@@ -36,8 +38,10 @@ from tool_router.executor.chain import TraceChain, strip_link
 from tool_router.common.redact import redact
 from tool_router.common.stats import percentiles
 
-SCHEMA_VERSION: Final = '2.1'
-READABLE_VERSIONS = ('1.0', '2.0', '2.1')
+SCHEMA_VERSION: Final = '2.2'
+READABLE_VERSIONS = ('1.0', '2.0', '2.1', '2.2')
+NAMESPACE_DOC: Final = ("The executor's ROS namespace ('/uav1'; '/' = root); '' = not "
+                        'recorded (files before schema 2.2).')
 
 # Per-tool outcomes (ExecutionTrace.outcomes uses the same words). 'armed': a watch waits for
 # the tool's condition; 'not_armed': the condition could not be read; 'skipped_conditional'
@@ -129,8 +133,9 @@ class TraceRecord(BaseModel):
 
     model_config = ConfigDict(extra='forbid')
 
-    schema_version: Literal['1.0', '2.0', '2.1'] = SCHEMA_VERSION
+    schema_version: Literal['1.0', '2.0', '2.1', '2.2'] = SCHEMA_VERSION
     record: Literal['request'] = 'request'
+    namespace: str = Field('', description=NAMESPACE_DOC)
     request_id: str
     mode: Literal['execute', 'dry_run', 'shadow']
     request_text: str
@@ -160,8 +165,9 @@ class WatchRecord(BaseModel):
 
     model_config = ConfigDict(extra='forbid')
 
-    schema_version: Literal['1.0', '2.0', '2.1'] = SCHEMA_VERSION
+    schema_version: Literal['1.0', '2.0', '2.1', '2.2'] = SCHEMA_VERSION
     record: Literal['watch'] = 'watch'
+    namespace: str = Field('', description=NAMESPACE_DOC)
     event: Literal['armed', 'fired', 'expired', 'cancelled']
     stamp: float = Field(description='When it happened, seconds since the epoch.')
     watch_id: str
@@ -181,8 +187,9 @@ class TraceEvent(BaseModel):
 
     model_config = ConfigDict(extra='forbid')
 
-    schema_version: Literal['2.0', '2.1'] = SCHEMA_VERSION
+    schema_version: Literal['2.0', '2.1', '2.2'] = SCHEMA_VERSION
     record: Literal['event'] = 'event'
+    namespace: str = Field('', description=NAMESPACE_DOC)
     event: Literal['received', 'permission_decided', 'awaiting_confirmation', 'confirmation',
                    'dispatching', 'dispatched']
     request_id: str
@@ -243,13 +250,15 @@ class TraceWriter:
     """Append-only JSONL writer with fsync per record and size-based rotation.
 
     Files are named ``<prefix>-<start time>-<pid>-<n>.jsonl``; a new file is
-    started (never renamed) when the current one would exceed ``max_bytes``.
+    started (never renamed) when the current one would exceed ``max_bytes``. A record
+    with a ``namespace`` field still empty is written with ``namespace`` (the executor's).
     """
 
     def __init__(self, directory: str | Path, max_bytes: int = 10_000_000,
                  prefix: str = 'executor', fsync: bool = True,
-                 chain_key: bytes | None = None) -> None:
+                 chain_key: bytes | None = None, namespace: str = '') -> None:
         self.directory = Path(directory)
+        self.namespace = namespace
         self.directory.mkdir(parents=True, exist_ok=True)
         self.max_bytes = max(1024, int(max_bytes))
         self.prefix = prefix
@@ -284,6 +293,9 @@ class TraceWriter:
         or, when that fails too, the next record goes to a new file: a torn line is never
         followed by a good one. The error is raised as :class:`TraceError`.
         """
+        if self.namespace and 'namespace' in type(record).model_fields \
+                and not getattr(record, 'namespace'):
+            record = record.model_copy(update={'namespace': self.namespace})
         line = (record.model_dump_json() + '\n').encode('utf-8')
         with self._lock:
             if self._fd is None:
@@ -386,13 +398,36 @@ def read_traces(path: str | Path, bad: list[str] | None = None) -> Iterator[AnyR
             bad.append(f'{path}:{number}: {why}')
 
 
-def trace_files(paths: Iterable[str | Path]) -> list[Path]:
-    """Expand directories to the ``*.jsonl`` files inside them, in name order."""
+def trace_files(paths: Iterable[str | Path], recursive: bool = False) -> list[Path]:
+    """Expand directories to the ``*.jsonl`` files inside them (``recursive``: and below)."""
     out: list[Path] = []
     for item in paths:
         p = Path(item)
-        out += sorted(p.glob('*.jsonl')) if p.is_dir() else [p]
+        out += sorted(p.rglob('*.jsonl') if recursive else p.glob('*.jsonl')) if p.is_dir() \
+            else [p]
     return out
+
+
+def record_namespace(record: Any) -> str:
+    """The namespace a record was written in ('' = not recorded: before schema 2.2)."""
+    return str(getattr(record, 'namespace', '') or '')
+
+
+def by_namespace(records: Iterable[Any]) -> dict[str, list[Any]]:
+    """Records grouped by :func:`record_namespace`, namespaces in name order."""
+    groups: dict[str, list[Any]] = {}
+    for rec in records:
+        groups.setdefault(record_namespace(rec), []).append(rec)
+    return dict(sorted(groups.items()))
+
+
+def owned_by(recorded: str, namespace: str | None) -> bool:
+    """Whether the executor in ``namespace`` may act on a record written in ``recorded``.
+
+    ``None`` = any (no namespace filter). A record of another namespace never; one without a
+    namespace (written before schema 2.2) by any executor, as before.
+    """
+    return namespace is None or not recorded or recorded == namespace
 
 
 @dataclass
@@ -580,11 +615,16 @@ def trace_message_fields(record: TraceRecord) -> dict[str, Any]:
             'record_json': record.model_dump_json()}
 
 
-def restart_cancellations(files: Iterable[str | Path], now: float,
-                          reason: str) -> list[WatchRecord]:
-    """The ``cancelled`` records of the watches a previous executor armed and never ended."""
+def restart_cancellations(files: Iterable[str | Path], now: float, reason: str,
+                          namespace: str | None = None) -> list[WatchRecord]:
+    """The ``cancelled`` records of the watches a previous executor armed and never ended.
+
+    With ``namespace``, only the watches of that namespace (:func:`owned_by`): an executor
+    restarting never cancels the watch of another vehicle writing to the same directory.
+    """
     return [armed.model_copy(update={'event': 'cancelled', 'stamp': now, 'reason': reason})
-            for armed in open_watches(watch_records_in(files))]
+            for armed in open_watches(w for w in watch_records_in(files)
+                                      if owned_by(w.namespace, namespace))]
 
 
 def record_from_json(text: str) -> TraceRecord:

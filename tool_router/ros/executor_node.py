@@ -220,21 +220,22 @@ class ExecutorNode(Node):
         Raises ToolRouterError, ValidationError or OSError on bad input (see :meth:`startup`).
         """
         self.config = c = ExecutorConfig.model_validate(parameters_as_dict(self, self._names))
+        ns = self.get_namespace()  # in every record; its own trace subdirectory by default
         catalog = load_catalog(c.resolved_catalog())
         rules = load_permissions(c.resolved_permissions(), catalog)
         places = load_places(c.places_file or None)
         risks = {t.name: t.risk.value for t in catalog.tools}
         self.verifier = ConfirmationVerifier.from_file(
             c.resolved_operators(), lambda tool: risks.get(tool, 'critical'), c.confirm_max_age_s,
-            nonces=NonceStore(c.resolved_nonce_file(), c.nonce_window_s(), fsync=c.trace_fsync))
+            nonces=NonceStore(c.resolved_nonce_file(ns), c.nonce_window_s(), fsync=c.trace_fsync))
         chain_key = load_or_create_chain_key(c.resolved_chain_key()) if c.trace_chain else None
-        writer = TraceWriter(c.resolved_trace_dir(), c.trace_max_bytes, fsync=c.trace_fsync,
-                             chain_key=chain_key)
+        writer = TraceWriter(c.resolved_trace_dir(ns), c.trace_max_bytes, fsync=c.trace_fsync,
+                             chain_key=chain_key, namespace=ns)
         bag = None
         if c.trace_mcap:
             from tool_router.executor.bag import McapTraceBag
 
-            bag = McapTraceBag(c.resolved_trace_dir(), c.trace_topic)
+            bag = McapTraceBag(c.resolved_trace_dir(ns), c.trace_topic)
         self._trace_pub = self.create_publisher(ExecutionTrace, c.trace_topic, 50)
         self._watch_pub = self.create_publisher(WatchEvent, c.watch_events_topic, latched(50))
         self._sink = TraceSink(writer, bag, on_record=self._publish_record,
@@ -257,9 +258,9 @@ class ExecutorNode(Node):
             dispatcher, sampler = self._open_mavlink(c, dispatcher, sampler, bindings)
         self.watches = WatchManager(sampler, self._fire_watch, self._sink.watch,
                                     ttl_s=c.watch_ttl_s, max_watches=c.max_watches)
-        for record in restart_cancellations(
-                [p for p in trace_files([c.resolved_trace_dir()]) if p != writer.path],
-                time.time(), RESTART_REASON):
+        for record in restart_cancellations(  # this namespace's watches only
+                [p for p in trace_files([writer.directory]) if p != writer.path],
+                time.time(), RESTART_REASON, namespace=ns):
             self._sink.watch(record)
         self.pipeline = ExecutionPipeline(
             catalog, PermissionPolicy(rules, catalog), bindings,

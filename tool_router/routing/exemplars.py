@@ -270,7 +270,8 @@ class ExemplarMemory:
         if not len(rows):
             return out, scope
         # memory x clauses, not clauses x memory: OpenBLAS runs the tall product faster for a
-        # handful of clauses (the same numbers to 7e-7; benchmarks/results/HISTORY.md, "Performance, sixth pass")
+        # handful of clauses (the same numbers to 7e-7; benchmarks/results/HISTORY.md,
+        # "Performance, sixth pass")
         vc_t = np.ascontiguousarray(clauses[rows].T)  # (dim, clauses)
         per_clause = np.full((len(rows), T), -1.0, dtype=np.float32)  # best unit per tool
         if len(self.unit_vectors):

@@ -52,7 +52,8 @@ C_REG = 1.0
 FOLDS = 5
 SEED = 20261130
 # Noisy training-only variants per dev request (typos, preambles, shorthand ...): in 5-fold CV
-# on v2 dev, 2 raised the objective over none (benchmarks/results/HISTORY.md, the ablations of each refit).
+# on v2 dev, 2 raised the objective over none (benchmarks/results/HISTORY.md, the ablations
+# of each refit).
 AUGMENT_PER_REQUEST = 2
 THRESHOLDS = np.round(np.arange(0.10, 0.86, 0.025), 3)
 # A request whose best tool reaches the scope override is in scope whatever the scope model says
@@ -299,9 +300,9 @@ class CrossFit:
     The shipped encoder is fine-tuned on the whole development set, so its similarities for a
     dev request are those of a request it has learnt; a request at run time is one it has not.
     Fitting lcr's weights and thresholds on in-sample similarities leaves them calibrated for
-    the wrong inputs (the writer holdout of benchmarks/results/HISTORY.md: in-scope empties and scope
-    misses rise on unseen writers). ``extractors[k]`` uses the encoder fine-tuned on the requests
-    whose ``fold`` is not k; an augmented variant goes with its source request's fold.
+    the wrong inputs (the writer holdout of benchmarks/results/HISTORY.md: in-scope empties and
+    scope misses rise on unseen writers). ``extractors[k]`` uses the encoder fine-tuned on the
+    requests whose ``fold`` is not k; an augmented variant goes with its source request's fold.
     """
 
     fold: dict[str, int]  # request id -> fold
