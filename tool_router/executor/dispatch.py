@@ -103,7 +103,7 @@ class DispatchResult:
 
     ok: bool
     message: str
-    # '' | endpoint_unreachable | call_timeout | call_failed | internal_error
+    # '' | endpoint_unreachable | endpoint_ambiguous | call_timeout | call_failed | internal_error
     failure_mode: str = ''
 
 

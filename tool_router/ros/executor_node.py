@@ -110,6 +110,13 @@ class RosDispatcher:
                     'endpoint_unreachable',
                 )
             time.sleep(0.005)
+        name = self._node.resolve_service_name(client.srv_name)
+        servers = self._node.count_services(name)
+        if servers > 1:  # a second process answers on the vehicle's name: whose answer is it?
+            return DispatchResult(
+                False, f'{servers} servers offer {name}: not called (another process '
+                'answers on the vehicle\'s service; docs/SECURITY.md, "A second server")',
+                'endpoint_ambiguous')
         if binding.kind is BindingKind.SETBOOL:
             request: Any = SetBool.Request(data=setbool_value(binding, request_text))
         else:
