@@ -133,6 +133,14 @@ class BaseRouterConfig(BaseModel):
         "executor's places_file should name the same file, so that the route's answer says "
         "what the executor will do. '' = the shipped config/places.yaml.",
     )
+    state_questions: bool = Field(
+        True,
+        description='A clause that asks about a state ("is the spotlight on?", "how far are we '
+        'from home?") is answered by the sensor that reads it: actuators chosen from it are '
+        'dropped, for every policy (routing/questions.py; docs/CONVENTIONS.md). false = as '
+        'the policy answered (for measuring).',
+        json_schema_extra=LIVE,
+    )
     diagnostics_period_s: float = Field(2.0, gt=0, description='Period of /diagnostics messages.')
 
     def resolved_catalog(self) -> Path:
