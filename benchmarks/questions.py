@@ -136,6 +136,11 @@ def from_eval(predictions: Path, dataset: Path, writers: set[str] | None = None
     if oos:
         out['out_of_scope_empty'] = f'{sum(oos)}/{len(oos)}'
     state = [(r, a) for r, a in zip(picked, got) if r.get('kind') == 'state_question']
+    if not state and not any('kind' in r for r in picked):
+        # files without kinds (the probes, v2): style 'question' with no actuator in the truth
+        state = [(r, a) for r, a in zip(picked, got) if r.get('style') == 'question'
+                 and r.get('level') != 'out_of_scope' and not set(r['tools']) & actuators]
+        out['state_questions_are'] = "style 'question', in scope, no actuator in the truth"
     if state:
         polite = [(r, a) for r, a in zip(picked, got) if r.get('kind') == 'polite_order']
         out.update({

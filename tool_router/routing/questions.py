@@ -96,8 +96,13 @@ QUESTION, ORDER, OTHER = 'question', 'order', 'other'
 
 _WH = (r"(?:what|what's|whats|wat|wats|wht|waht|where|where's|wheres|which|how|how's|hows|howz|"
        r"who|who's|whose|why|whats)")
-_AUX = (r"(?:is|isn't|are|aren't|was|wasn't|were|weren't|has|hasn't|had|hadn't|did|didn't|does|"
-        r"doesn't|am|iz|r|ain't)")
+_AUX = r"(?:is|isn't|are|aren't|was|wasn't|were|weren't|has|hasn't|had|hadn't|am|iz|r|ain't)"
+# "did / does" ask before their subject ("did the package drop"), not before a verb ("... and
+# doesn't know help is coming")
+_AUX_DO = r"(?:did|didn't|does|doesn't)"
+_SUBJECT = (r"(?:the|it|its|it's|we|you|u|i|they|he|she|that|this|these|those|my|our|your|ur|"
+            r"their|his|her|any|anything|anyone|anybody|everything|everyone|a|an|both|all|"
+            r"there|someone|something|each|either|[a-z]+'s)")
 # "have" and "do" ask only before a person ("have we landed", "do we have lock"); before anything
 # else they order ("have the quad follow me", "do a figure eight").
 _AUX_PERSON = r"(?:have|haven't|do|don't)"
@@ -126,6 +131,7 @@ _POLITE = re.compile(
     r"why\s+(?:don't|dont|do\s+not|not)\b|"
     r"i\s+(?:would|'d)\s+like\s+(?:you\s+to|to\s+(?!know\b))|"
     r"i\s+(?:want|need)\s+(?:you\s+to|to\s+(?!know\b))|"
+    r"what\s+(?:i|we)(?:'d|\s+would)?\s+(?:really\s+|actually\s+)?(?:like|need|want)\b|"
     r"let's\b|lets\b)"
 )
 _HOWTO = re.compile(r"^how\s+(?:do|can|should|would|could|does)\s+(?:i|we|you|one|u)\s+"
@@ -172,10 +178,17 @@ def _strip(text: str) -> str:
     return _FILLER.sub('', text).strip()
 
 
-def clause_mood(text: str, asked: bool = False) -> Mood:
-    """The mood of one clause, given its words as written and whether a "?" ends it."""
+def clause_mood(text: str, asked: bool = False, initial: bool = True) -> Mood:
+    """The mood of one clause, given its words as written and whether a "?" ends it.
+
+    ``initial``: the clause opens its sentence. A later clause of a sentence ("could you circle
+    the keep while filming?", "... and doesn't know help is coming") asks only with a question's
+    own words and its "?" ("is the light on and is the winch up?").
+    """
     t = _strip(text)
     if not t:
+        return Mood(OTHER)
+    if not initial and not asked:
         return Mood(OTHER)
     if _POLITE.match(t):
         return Mood(ORDER, 'a polite order')
@@ -196,6 +209,7 @@ def clause_mood(text: str, asked: bool = False) -> Mood:
     if m:
         return Mood(QUESTION, f"a wh-question ('{m.group('wh')}')")
     m = re.match(rf"^(?P<aux>{_AUX})\s+\S", t) or re.match(
+        rf"^(?P<aux>{_AUX_DO})\s+{_SUBJECT}\b", t) or re.match(
         rf"^(?P<aux>{_AUX_PERSON})\s+{_PERSON}\b", t) or re.match(
         # "have the motors been armed", not "have the quad follow me"
         r"^(?P<aux>have|haven't)\s+(?:the|it|its|our|my|all|both|they)\b(?:\s+[\w'-]+){0,3}?"
@@ -207,7 +221,7 @@ def clause_mood(text: str, asked: bool = False) -> Mood:
     if asked and re.search(r"\b(?:on|off|up|down|in|out)\s+or\s+(?:on|off|up|down|in|out|not)\b",
                            t):
         return Mood(QUESTION, "a question whether it is on or off ('... or ...?')")
-    if asked:
+    if asked and initial:
         words = _WORD.findall(t)
         first = words[0] if words else ''
         if first and first not in _ORDER_VERBS and first not in ('please', 'pls', 'plz'):
@@ -251,8 +265,10 @@ def clause_moods(text: str, clauses: Sequence[Clause] | None = None) -> list[Cla
         if start < 0:
             out.append(ClauseMood(c, clause_mood(c.text), c.text))
             continue
+        between = lower[prev_end:start]
+        initial = not out or bool(re.search(r"[.?!;:\n]|\s[-–—]+\s", between))
         # the words between the previous clause and this one, after its last sentence mark
-        gap = re.split(r"[.?!;:\n]|,", lower[prev_end:start])[-1]
+        gap = re.split(r"[.?!;:\n]|,|\s[-–—]+\s", between)[-1]
         if c.role == 'condition' and c.marker:
             at = gap.rfind(c.marker.lower())
             gap = gap[at + len(c.marker):] if at >= 0 else ''
@@ -266,7 +282,13 @@ def clause_moods(text: str, clauses: Sequence[Clause] | None = None) -> list[Cla
                     rf"^(?:{_AUX}|{_AUX_PERSON}|will|would|can|should)\s", c.text.lower()):
                 mood = Mood(QUESTION, "a wh-question ('when')")
         else:
-            mood = clause_mood(written, asked)
+            mood = clause_mood(written, asked, initial)
+            words = _WORD.findall(_strip(written))
+            if mood.kind == OTHER and asked and not initial and out \
+                    and out[-1].mood.kind == QUESTION and words \
+                    and words[0] not in _ORDER_VERBS:
+                # "is the light on and the winch up?", "how far to the next waypoint?"
+                mood = Mood(QUESTION, 'the question goes on')
         out.append(ClauseMood(c, mood, written))
         prev_end = end
     # "check if the winch is up", "let me know whether we're recording": the condition after a
@@ -334,6 +356,23 @@ def clause_of(tool: str, decision: Decision, moods: Sequence[ClauseMood],
     return found[0] if len(found) == 1 else None
 
 
+def _named_by_an_order(tool: str, moods: Sequence[ClauseMood], catalog: Catalog) -> bool:
+    """An order clause of the request names the tool too ("Compass heading? Correct heading to
+    090.": the set_heading the question's words retrieved is what the order asks for)."""
+    spec = catalog.by_name[tool]
+    generic = {'control', 'motors', 'point', 'target', 'position', 'area', 'home', 'mission'}
+    own = {w for w in tool.split('_') if len(w) > 3 and w not in generic} | {
+        k.lower() for k in spec.keywords}
+    for cm in moods:
+        if cm.mood.kind == QUESTION or cm.clause.role != 'action' or cm.clause.negated \
+                or cm.clause.steering:
+            continue
+        said = ' '.join(_WORD.findall(cm.written.lower()))
+        if any(re.search(rf"\b{re.escape(w)}\b", said) for w in own):
+            return True
+    return False
+
+
 @dataclass
 class Answered:
     """The decision with its question clauses answered by sensors, and what was dropped."""
@@ -374,7 +413,7 @@ def answer_questions(decision: Decision, text: str, catalog: Catalog) -> Answere
                 continue  # its clause cannot be told and some clause orders: it stays
             k = next(i for i, cm in enumerate(moods) if cm.mood.kind == QUESTION)
         cm = moods[k]
-        if cm.mood.kind != QUESTION:
+        if cm.mood.kind != QUESTION or _named_by_an_order(tool, moods, catalog):
             continue
         at = tools.index(tool)
         score = scores[at]
