@@ -357,8 +357,11 @@ def clause_of(tool: str, decision: Decision, moods: Sequence[ClauseMood],
 
 
 def _named_by_an_order(tool: str, moods: Sequence[ClauseMood], catalog: Catalog) -> bool:
-    """An order clause of the request names the tool too ("Compass heading? Correct heading to
-    090.": the set_heading the question's words retrieved is what the order asks for)."""
+    """An order clause of the request names the tool too.
+
+    "Compass heading? Correct heading to 090.": the set_heading the question's words retrieved
+    is what the order asks for.
+    """
     spec = catalog.by_name[tool]
     generic = {'control', 'motors', 'point', 'target', 'position', 'area', 'home', 'mission'}
     own = {w for w in tool.split('_') if len(w) > 3 and w not in generic} | {
@@ -444,10 +447,10 @@ def answer_questions(decision: Decision, text: str, catalog: Catalog) -> Answere
     if not drops:
         return Answered(decision)
     kept = set(tools)
-    note = decision.note
+    note = decision.note if tools else 'a question no sensor answers (advice): nothing acts'
     return Answered(
         replace(decision, tools=tools, scores=scores, clause_index=clause_index,
                 conditions={t: c for t, c in conditions.items() if t in kept},
-                evidence=evidence, abstained=decision.abstained and not tools, note=note),
+                evidence=evidence, abstained=not tools, note=note),
         drops,
     )
