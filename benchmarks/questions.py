@@ -142,7 +142,8 @@ def from_eval(predictions: Path, dataset: Path, writers: set[str] | None = None
                  and r.get('level') != 'out_of_scope' and not set(r['tools']) & actuators]
         out['state_questions_are'] = "style 'question', in scope, no actuator in the truth"
     if state:
-        polite = [(r, a) for r, a in zip(picked, got) if r.get('kind') == 'polite_order']
+        polite = [(r, a) for r, a in zip(picked, got) if r.get('kind') == 'polite_order' or (
+            'kind' not in r and r.get('style') == 'polite' and set(r['tools']) & actuators)]
         out.update({
             'state_questions': len(state),
             'state_questions_selecting_an_actuator': sum(bool(set(a) & actuators)
