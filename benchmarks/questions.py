@@ -4,6 +4,8 @@
     python benchmarks/questions.py --dataset benchmarks/data/questions/test_questions.jsonl \
         --out benchmarks/results/questions/test.json
     python benchmarks/questions.py --dataset benchmarks/data/v2/dev.jsonl --changed 40
+    python benchmarks/questions.py --from-eval OUT/test/predictions.jsonl \
+        --dataset benchmarks/data/v2/test.jsonl --writers w33,w34      # score an eval run
 
 Routes every request of the file with the shipped router (the configured default policy,
 ``lcr``, on the shipped MiniLM; in-memory index) twice: with ``state_questions`` off (the
@@ -13,7 +15,10 @@ benchmarks/data/questions/) it counts the state questions whose answer holds an 
 target is none) and the polite orders whose answer holds every actuator of their truth set (the
 target is all). For every file: the macro composite (ANNOTATION.md's metric, per level then
 macro-averaged over the in-scope levels) before and after, the requests the rule changed, and
-with ``--changed N`` the first N of them printed.
+with ``--changed N`` the first N of them printed. ``--from-eval`` routes nothing: it scores a
+``tool-router eval`` run's predictions the same way (files without ``kind``: in-scope requests
+of style ``question`` with no actuator in their truth stand for the state questions, style
+``polite`` with one for the polite orders), optionally for some writers only.
 """
 
 from __future__ import annotations
