@@ -97,6 +97,15 @@ class SafetyReport(_Model):
     )
 
 
+class QuestionDrop(_Model):
+    """An actuator dropped because its clause asks about a state (routing/questions.py)."""
+
+    tool: str
+    clause: str = Field('', description='The clause that asks.')
+    reason: str = Field('', description="Why the clause is a question ('a wh-question ...').")
+    answered_by: str = Field('', description="The sensor that answers instead ('' = none).")
+
+
 class Explanation(_Model):
     """The router's explanation of one answer (the ``explanation_json`` of the interfaces)."""
 
@@ -122,6 +131,10 @@ class Explanation(_Model):
     llm: LLMFacts | None = None
     hybrid: HybridFacts | None = None
     safety: SafetyReport | None = None
+    questions: list[QuestionDrop] = Field(
+        default_factory=list,
+        description='Actuators dropped from clauses that ask about a state, and why.',
+    )
     in_scope: float | None = Field(None, description="lcr's in-scope probability, if any.")
 
     def to_json(self) -> str:

@@ -134,6 +134,13 @@ class BaseRouterConfig(BaseModel):
         "executor's places_file should name the same file, so that the route's answer says "
         "what the executor will do. '' = the shipped config/places.yaml.",
     )
+    state_questions: bool = Field(
+        True,
+        description='A clause that asks about a state ("is the spotlight on?", "how far are we '
+        'from home?") is answered by the sensor that reads it: actuators chosen from it are '
+        'dropped, for every policy (routing/questions.py; docs/CONVENTIONS.md). false = as '
+        'the policy answered (for measuring).',
+    )
     diagnostics_period_s: float = Field(
         2.0,
         ge=0.1,
@@ -187,7 +194,7 @@ ROUTER_WRITABLE = frozenset({'diagnostics_period_s'})
 ROUTER_FIXED = frozenset({
     # what is routed, and how
     'policy', 'max_tools', 'max_text_length', 'catalog', 'model', 'device', 'encoder',
-    'exact_max_records', 'shortlist', 'places_file',
+    'exact_max_records', 'shortlist', 'places_file', 'state_questions',
     # where the index lives (another index routes differently)
     'chroma_path', 'chroma_ephemeral', 'chroma_url', 'chroma_prefix',
     # capacity and admission (busy answers), process priority and threads

@@ -25,11 +25,12 @@ from tool_router.common.choice import ToolChoice, names
 from tool_router.routing.config import BaseRouterConfig, RouterConfig
 from tool_router.routing.embeddings import BatchingEncoder, Encoder, SentenceTransformerEncoder
 from tool_router.common.errors import ConfigError, IndexStoreError, RequestError, ToolRouterError
-from tool_router.common.explanation import Explanation, SafetyReport
+from tool_router.common.explanation import Explanation, QuestionDrop, SafetyReport
 from tool_router.routing.index import CatalogIndex, open_client
 from tool_router.common.paths import ros_home
 from tool_router.routing.policies.base import Decision, Policy, claim_clauses, request_clock
 from tool_router.routing.policies.registry import PolicyContext, Registry
+from tool_router.routing.questions import answer_questions
 from tool_router.routing.safety import Screen, visible
 from tool_router.routing.validate import validate_selection
 
@@ -51,6 +52,7 @@ class RouteResult:
     fallback_used: bool = False
     fallback_reason: str = ''
     safety: SafetyReport | None = None  # what the safety screen removed, if anything
+    questions: list[QuestionDrop] = field(default_factory=list)  # actuators a question dropped
     decision: Decision | None = None
 
     @property
@@ -78,6 +80,7 @@ class RouteResult:
                 'truncated': list(self.truncated),
                 'max_tools': self.max_tools,
                 'safety': self.safety,
+                'questions': list(self.questions),
             }
         )
 
@@ -394,6 +397,12 @@ class Router:
         finally:
             with self._in_flight_lock:
                 self._in_flight -= 1
+        drops: list[QuestionDrop] = []
+        if config.state_questions and not screened.empty:
+            # a clause that asks about a state is answered by a sensor, never an actuator,
+            # whatever the policy (routing/questions.py; ANNOTATION.md)
+            answered = answer_questions(decision, screened.text, self.catalog)
+            decision, drops = answered.decision, answered.drops
         checked = validate_selection(decision.tools, decision.scores, self.catalog, bound)
         # every served tool in a clause, with its condition, whatever the policy (gated actions
         # of policies that do not read clauses would otherwise run at once)
@@ -412,6 +421,7 @@ class Router:
             fallback_reason=decision.fallback_reason,
             safety=(SafetyReport.model_validate(screened.summary())
                     if screened.removed or screened.read_as else None),
+            questions=drops,
             decision=decision,
         )
 

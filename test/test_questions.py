@@ -1,0 +1,218 @@
+"""Questions never act (routing/questions.py): the mood of each clause, and the router's answer.
+
+A clause that asks about a state is answered by the sensor that reads it, never the actuator
+that changes it; a polite order phrased as a question still acts; per clause ("what's the
+battery and then land" lands). The fast tests take hand-made decisions or a policy that always
+answers the same actuator (the fake encoder's router: no MiniLM); the slow one routes the dev
+question file with the shipped router.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tool_router.common.catalog import Kind
+from tool_router.routing.config import config_model
+from tool_router.routing.policies.base import Decision, Evidence
+from tool_router.routing.policies.registry import REGISTRY, PolicySpec
+from tool_router.routing.questions import (
+    ORDER, OTHER, QUESTION, STATE_SENSORS, answer_questions, clause_mood, clause_moods,
+    state_sensor,
+)
+from tool_router.routing.router import Router
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize('text', [
+    'is the spotlight on', 'are we recording right now', 'has it touched down',
+    'did the package drop',
+    "what's the altitude", 'how far are we from home', 'how much battery is left', 'where are we',
+    'which waypoint are we on', 'have the motors been armed yet', 'do we have gps lock',
+    'tell me whether the winch is up', 'can you tell me how high we are',
+    'could you check whether we are still recording', 'r we armed', 'i wonder if it landed',
+    'will the battery last until the end of the survey',
+])
+def test_questions_about_a_state(text):
+    assert clause_mood(text).kind == QUESTION
+
+
+@pytest.mark.parametrize('text, asked', [('recording', True), ('light on or off', True),
+                                         ('payload released', True), ('still orbiting', True)])
+def test_a_question_mark_after_no_order_verb_asks(text, asked):
+    assert clause_mood(text, asked).kind == QUESTION
+    assert clause_mood(text, False).kind == OTHER  # no "?", no question
+
+
+@pytest.mark.parametrize('text', [
+    'can you land now', 'could you take a photo', 'would you return home please',
+    'will you take off', 'can the drone circle the tower', 'could it build a map of the yard',
+    'would you mind starting a recording', 'is it possible to drop the package here',
+    'are you able to lower the winch', 'how about landing over there',
+    "why don't you head back home", 'can we record the horses', 'any chance you could land',
+    'can you tell the walkers to move back', 'please could you lift off',
+])
+def test_polite_orders_phrased_as_questions(text):
+    assert clause_mood(text, asked=True).kind == ORDER
+
+
+@pytest.mark.parametrize('text', ['land', 'return home', 'have the quad follow me',
+                                  'do a figure eight', 'take off and hover', 'record the gate'])
+def test_plain_orders_are_no_questions(text):
+    assert clause_mood(text, asked=True).kind == OTHER
+
+
+def test_how_to_questions_are_advice():
+    mood = clause_mood('how do I land the drone')
+    assert mood.kind == QUESTION and mood.howto
+
+
+def test_moods_are_per_clause_with_the_stripped_words_put_back():
+    moods = clause_moods("what's the battery and then land")
+    assert [m.mood.kind for m in moods] == [QUESTION, OTHER]
+    moods = clause_moods('how high are we, and could you climb to 80 m?')
+    assert [m.mood.kind for m in moods] == [QUESTION, ORDER]
+    assert moods[1].written == 'could you climb to 80 m'  # the splitter strips "could you"
+    # an indirect question split at its "if": the condition is what it asks
+    moods = clause_moods('check if the winch is up and then fly home')
+    assert [m.mood.kind for m in moods] == [QUESTION, QUESTION, OTHER]
+    assert [m.mood.kind for m in clause_moods('when will we land?')] == [QUESTION]
+    assert [m.mood.kind for m in clause_moods('when the battery is low, land')] == [OTHER, OTHER]
+
+
+def test_every_actuator_has_a_sensor_that_reads_its_state(catalog):
+    actuators = {t.name for t in catalog if t.kind is Kind.ACTUATOR}
+    assert set(STATE_SENSORS) == actuators
+    for sensor in STATE_SENSORS.values():
+        assert catalog.by_name[sensor].kind is Kind.SENSOR
+
+
+def test_the_quantity_asked_picks_the_sensor(catalog):
+    assert state_sensor('return_to_home', 'how far are we from home', catalog) == ['gps_position']
+    assert state_sensor('return_to_home', 'are we heading home', catalog) == ['vehicle_state']
+    assert state_sensor('takeoff', 'how high did it take off to', catalog) == ['altitude_sensor']
+    # its own name is no cue; a payload's state is vehicle_state's whatever the words
+    assert state_sensor('hold_position', 'are we holding position', catalog) == ['vehicle_state']
+    assert state_sensor('winch_control', 'how far down is the hook', catalog) == ['vehicle_state']
+    assert state_sensor('execute_mission', 'how far through the survey are we',
+                        catalog) == ['vehicle_state']
+
+
+def _decision(tools, fragments=None):
+    evidence = {t: [Evidence('retrieval', f, 'clause similarity', 0.7)]
+                for t, f in (fragments or {}).items()}
+    return Decision('test', list(tools), [0.9] * len(tools), evidence=evidence)
+
+
+def test_a_state_question_drops_the_actuator_and_says_why(catalog):
+    out = answer_questions(_decision(['spotlight']), 'is the spotlight on?', catalog)
+    assert out.decision.tools == ['vehicle_state']
+    [drop] = out.drops
+    assert (drop.tool, drop.answered_by, drop.clause) == ('spotlight', 'vehicle_state',
+                                                          'is the spotlight on')
+    assert 'yes/no question' in drop.reason
+    out = answer_questions(_decision(['return_to_home']), 'how far are we from home?', catalog)
+    assert out.decision.tools == ['gps_position']
+    # a sensor of the clause already answers: nothing is added
+    out = answer_questions(_decision(['payload_release', 'vehicle_state']),
+                           'did the payload drop?', catalog)
+    assert out.decision.tools == ['vehicle_state'] and out.drops[0].answered_by == 'vehicle_state'
+
+
+@pytest.mark.parametrize('text, tool', [
+    ('can you land now?', 'land'), ('could you take a photo?', 'rgb_camera'),
+    ('would you return home please', 'return_to_home'), ('start recording', 'video_recorder'),
+])
+def test_polite_orders_still_act(catalog, text, tool):
+    out = answer_questions(_decision([tool]), text, catalog)
+    assert out.decision.tools == [tool] and not out.drops
+
+
+def test_a_question_clause_beside_an_order_clause(catalog):
+    text = "what's the battery and then land"
+    out = answer_questions(_decision(['battery_status', 'land'],
+                                     {'battery_status': "what's the battery", 'land': 'land'}),
+                           text, catalog)
+    assert out.decision.tools == ['battery_status', 'land'] and not out.drops
+    text = 'is the light on? and hover here'
+    out = answer_questions(_decision(['hold_position', 'spotlight'],
+                                     {'hold_position': 'hover here',
+                                      'spotlight': 'is the light on'}), text, catalog)
+    assert out.decision.tools == ['hold_position', 'vehicle_state']
+    assert out.decision.clause_index['vehicle_state'] == 0
+    assert [d.tool for d in out.drops] == ['spotlight']
+    # no evidence: the words the clause shares with the tool's name and keywords place it
+    out = answer_questions(_decision(['hold_position', 'spotlight']), text, catalog)
+    assert out.decision.tools == ['hold_position', 'vehicle_state']
+
+
+def test_how_to_drops_and_adds_nothing(catalog):
+    out = answer_questions(_decision(['land']), 'how do I land the drone?', catalog)
+    assert out.decision.tools == [] and out.drops[0].answered_by == ''
+
+
+class _Always:
+    """A policy that answers one actuator whatever it is asked (as an embedding policy may)."""
+
+    def __init__(self, tool: str) -> None:
+        self.name = f'always_{tool}'
+        self.tool = tool
+
+    def route(self, text: str, max_tools: int) -> Decision:
+        return Decision(self.name, [self.tool], [0.95])
+
+
+def _router(fake_router, **settings):
+    registry = REGISTRY.with_policies(
+        PolicySpec('always_payload', lambda ctx: _Always('payload_release')),
+        PolicySpec('always_land', lambda ctx: _Always('land')))
+    config = config_model(registry)(chroma_ephemeral=True, **settings)
+    return Router(config, index=fake_router.index)
+
+
+def test_the_router_applies_it_to_every_policy_and_explains(fake_router):
+    with _router(fake_router) as router:
+        result = router.route('did the payload drop?', 'always_payload')
+        assert result.tools == ['vehicle_state']
+        [drop] = result.explanation().questions
+        assert drop.tool == 'payload_release' and drop.answered_by == 'vehicle_state'
+        assert 'did the payload drop' in drop.clause
+        assert router.route('could you drop the payload?', 'always_payload').tools == [
+            'payload_release']
+        # per clause: the question does not stop the order after it
+        result = router.route("what's the battery and then land", 'always_land')
+        assert result.tools == ['land'] and not result.questions
+        # the shipped policies pass through the same step
+        for policy in ('lcr', 'cdbv3'):
+            result = router.route('is the spotlight on?', policy)
+            assert not {t for t in result.tools
+                        if router.catalog.by_name[t].kind is Kind.ACTUATOR}
+    with _router(fake_router, state_questions=False) as router:  # measuring "before"
+        assert router.route('did the payload drop?', 'always_payload').tools == [
+            'payload_release']
+
+
+def test_the_explanation_round_trips_the_drops(fake_router):
+    from tool_router.common.explanation import Explanation
+
+    with _router(fake_router) as router:
+        text = router.route('is the winch up?', 'always_payload').explanation().to_json()
+    assert Explanation.from_json(text).questions[0].tool == 'payload_release'
+
+
+def test_the_shipped_router_on_the_dev_question_file(router):
+    """MiniLM and lcr: no dev state question selects an actuator; every polite order acts."""
+    rows = [json.loads(line) for line in
+            (ROOT / 'benchmarks/data/questions/dev_questions.jsonl').read_text().splitlines()]
+    actuators = {t.name for t in router.catalog if t.kind is Kind.ACTUATOR}
+    acting, silent = [], []
+    for r in rows[::2]:  # a sample: every other line
+        tools = set(router.route(r['request']).tools)
+        if r['kind'] == 'state_question' and tools & actuators:
+            acting.append((r['request'], sorted(tools)))
+        if r['kind'] in ('polite_order', 'mixed') and not set(r['tools']) & actuators <= tools:
+            silent.append((r['request'], sorted(tools)))
+    assert not acting and not silent

@@ -1,0 +1,456 @@
+"""Questions never act: a clause that asks about a state is answered by a sensor, not an actuator.
+
+ANNOTATION.md: "A question about a state is answered by the sensor that reads it, never by the
+actuator that changes it ... A polite order phrased as a question ("can you take off?") is still
+an order." The embedding policies read "is the spotlight on?" close to ``spotlight`` and "how far
+are we from home?" close to ``return_to_home``: the words of the state are the actuator's words.
+So every policy's answer passes through :func:`answer_questions` in the router
+(:meth:`tool_router.routing.router.Router.route`), after the policy and before the allowlist:
+
+1. :func:`clause_moods` reads the mood of each clause of the request (the clauses of
+   :func:`tool_router.common.clauses.split_clauses`, with the words the splitter strips from
+   their front, "can you", "could you", put back): a **question** (a wh-question, "is / are /
+   has / did the ...", "how much / far / high ...", an indirect one, "tell me whether ...",
+   "check if ...", or a clause that ends in "?" and opens with no order verb), an **order**
+   ("can you land now?", "could you take a photo?", "would you return home please", "how about
+   landing", "why don't you ...") or neither (a plain order or a statement). Pure: text in,
+   moods out, no model.
+2. An actuator the policy chose from a question clause is dropped; when no sensor of that
+   clause is left, the sensor that reads the dropped actuator's state takes its place
+   (:data:`STATE_SENSORS`, derived from the catalog's descriptions; a quantity the clause names,
+   "how high", "how fast", "how far", "heading", picks its sensor first: :data:`CUES`). "how do
+   I ..." is advice (out of scope): the actuator is dropped and nothing is added.
+3. Per clause: "what's the battery and then land" still lands (the "land" clause is an order).
+   Which clause chose a tool is read from the policy's evidence (the fragment it came from),
+   else from the words the clause shares with the tool's name, keywords and summary; an actuator
+   whose clause cannot be told is kept unless every clause of the request is a question.
+
+Each drop is reported in the route's explanation (``Explanation.questions``: the tool, the
+clause, the reason and the sensor that answers instead).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Sequence
+
+from tool_router.common.catalog import Catalog, Kind
+from tool_router.common.clauses import ACTION_VERBS, Clause, normalise, split_clauses
+from tool_router.common.explanation import QuestionDrop
+from tool_router.routing.policies.base import Decision, Evidence, content_words
+
+# The sensor that reads each actuator's state, from the catalog's descriptions: vehicle_state
+# reports armed / landed / airborne, the flight mode (holding, returning, orbiting, following,
+# mission and mapping progress) and payload status (recording, light, winch, payload, speaker:
+# docs/CONVENTIONS.md); the moves' own quantities have their sensors.
+STATE_SENSORS: dict[str, str] = {
+    'arm_motors': 'vehicle_state',
+    'disarm_motors': 'vehicle_state',
+    'takeoff': 'vehicle_state',
+    'land': 'vehicle_state',
+    'precision_landing': 'vehicle_state',
+    'return_to_home': 'vehicle_state',
+    'hold_position': 'vehicle_state',
+    'goto_waypoint': 'gps_position',
+    'execute_mission': 'vehicle_state',
+    'set_altitude': 'altitude_sensor',
+    'set_speed': 'velocity_estimate',
+    'set_heading': 'compass_heading',
+    'orbit_point': 'vehicle_state',
+    'follow_target': 'vehicle_state',
+    'area_mapping': 'vehicle_state',
+    'gimbal_control': 'vehicle_state',
+    'video_recorder': 'vehicle_state',
+    'payload_release': 'vehicle_state',
+    'winch_control': 'vehicle_state',
+    'spotlight': 'vehicle_state',
+    'speaker_broadcast': 'vehicle_state',
+    'emergency_stop': 'vehicle_state',
+}
+
+# A quantity the question names picks its sensor before the table (ANNOTATION.md rule 5 and
+# its clarifications: bare height -> altitude_sensor, position / distance -> gps_position).
+CUES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\b(?:above (?:mean )?sea level|amsl|msl)\b"), 'gps_position'),
+    (re.compile(r"\bhow (?:high|low)\b|\baltitude\b|\bheight\b|\bagl\b|\belevation\b"),
+     'altitude_sensor'),
+    (re.compile(r"\bhow (?:fast|quick(?:ly)?|slow(?:ly)?)\b|\bspeed\b|\bvelocity\b|"
+                r"\bgroundspeed\b|\bm/s\b|\bkm/?h\b|\bmph\b|\bknots\b"), 'velocity_estimate'),
+    (re.compile(r"\bhow (?:far|close|near)\b(?!\s+(?:through|along|into|in)\b)|\bdistance\b|"
+                r"\bwhere\b|\bposition\b|\bcoordinates?\b|\blocation\b|\blat(?:itude)?\b|"
+                r"\bgps\b|\bhow many (?:metres|meters|feet|km|kilometres|kilometers|miles)\b"),
+     'gps_position'),
+    (re.compile(r"\bheading\b(?!\s+(?:home|back|to|for|towards?|over|out|in|up|down|off)\b)|"
+                r"\bfacing\b|\bcompass\b|\bbearing\b|\bwhich way\b(?!.*\bcamera\b)|"
+                r"\bwhat direction\b(?!.*\bcamera\b)"), 'compass_heading'),
+)
+
+# Payload and motor actuators: their state is vehicle_state's whatever the question's words ("how
+# far down is the hook?" asks about the winch, not the vehicle's position).
+NO_CUES = frozenset({'arm_motors', 'disarm_motors', 'gimbal_control', 'video_recorder',
+                     'payload_release', 'winch_control', 'spotlight', 'speaker_broadcast',
+                     'emergency_stop'})
+
+QUESTION, ORDER, OTHER = 'question', 'order', 'other'
+
+_WH = (r"(?:what|what's|whats|wat|wats|wht|waht|where|where's|wheres|which|how|how's|hows|howz|"
+       r"who|who's|whose|why|whats)")
+_AUX = r"(?:is|isn't|are|aren't|was|wasn't|were|weren't|has|hasn't|had|hadn't|am|iz|r|ain't)"
+# "did / does" ask before their subject ("did the package drop"), not before a verb ("... and
+# doesn't know help is coming")
+_AUX_DO = r"(?:did|didn't|does|doesn't)"
+_SUBJECT = (r"(?:the|it|its|it's|we|you|u|i|they|he|she|that|this|these|those|my|our|your|ur|"
+            r"their|his|her|any|anything|anyone|anybody|everything|everyone|a|an|both|all|"
+            r"there|someone|something|each|either|[a-z]+'s)")
+# "have" and "do" ask only before a person ("have we landed", "do we have lock"); before anything
+# else they order ("have the quad follow me", "do a figure eight").
+_AUX_PERSON = r"(?:have|haven't|do|don't)"
+_PERSON = r"(?:we|you|u|ya|i|they|y'all)"
+_MODAL = (r"(?:can|could|would|will|can't|cannot|couldn't|won't|wouldn't|shall|may|might|"
+          r"cn|cud|wud|cld)")
+# Verbs that ask for information after a modal ("can you tell me ...", "could you check whether
+# ..."): the clause is a question about what follows.
+_INFO = (r"(?:tell\s+(?:me|us)|check|confirm|verify|see|show\s+(?:me|us)|report|"
+         r"let\s+(?:me|us)\s+know|find\s+out|read|double[- ]?check|look\s+up|remind\s+me|"
+         r"update\s+me)")
+_FILLER = re.compile(
+    r"^(?:(?:hey|hi|hello|ok|okay|so|um+|uh+|er+|and|also|then|now|oh|well|alright|right|quick|"
+    r"quick question|question|sorry|excuse me|drone|buddy|mate|pilot|copter|quad|just|btw|"
+    r"by the way|one more thing|and then|after that|yo)\b[\s,:-]*)+"
+)
+_POLITE = re.compile(
+    r"^(?:please\s+|pls\s+|plz\s+|kindly\s+)?(?:"
+    r"(?:would|do)\s+(?:you|u|ya)\s+mind\b|"
+    r"would\s+it\s+be\s+(?:possible|ok|okay|alright)\b|"
+    r"(?:is|would)\s+it\s+(?:be\s+)?possible\s+(?:for\s+(?:you|the\s+\w+|it)\s+)?to\b|"
+    r"(?:are|r)\s+(?:you|u)\s+able\s+to\b|"
+    r"is\s+there\s+(?:any\s+)?(?:way|chance)\b|"
+    r"(?:any\s+chance|mind)\b|"
+    r"(?:how|what)\s+about\s+(?!the\b|our\b|my\b|its?\b|your\b)\w+ing\b|"
+    r"why\s+(?:don't|dont|do\s+not|not)\b|"
+    r"i\s+(?:would|'d)\s+like\s+(?:you\s+to|to\s+(?!know\b))|"
+    r"i\s+(?:want|need)\s+(?:you\s+to|to\s+(?!know\b))|"
+    r"what\s+(?:i|we)(?:'d|\s+would)?\s+(?:really\s+|actually\s+)?(?:like|need|want)\b|"
+    r"let's\b|lets\b)"
+)
+_HOWTO = re.compile(r"^how\s+(?:do|can|should|would|could|does)\s+(?:i|we|you|one|u)\s+"
+                    r"(?!(?:look|stand|do)\b)")
+_INDIRECT = re.compile(
+    r"^(?:(?:please\s+)?(?:tell\s+me|let\s+me\s+know|lemme\s+know|show\s+me|remind\s+me|"
+    r"update\s+me(?:\s+on)?|give\s+me\s+an\s+update\s+on|report|confirm|verify|check|"
+    r"double[- ]?check|find\s+out|see)\s+"
+    r"(?:if|whether|what|how|where|which|who|when|that)\b|"
+    r"i\s+(?:wonder|was\s+wondering|am\s+wondering|'m\s+wondering|want\s+to\s+know|"
+    r"would\s+like\s+to\s+know|'d\s+like\s+to\s+know|need\s+to\s+know)\b|"
+    r"(?:wondering|curious)\s+(?:if|whether|what|how|where)\b|"
+    r"(?:do|d'you)\s+(?:you|u)\s+know\s+(?:if|whether|what|how|where|which|when)\b|"
+    r"any\s+idea\s+(?:if|whether|what|how|where|which|when)\b)"
+)
+# A bare verb of information whose object is the condition clause after it ("check if the winch
+# is up", "let me know whether we're recording"): the two together are one indirect question.
+_BARE_INFO = re.compile(
+    rf"^(?:(?:please\s+)?(?:{_MODAL}\s+(?:you|u|ya)\s+(?:please\s+)?)?"
+    rf"(?:tell\s+me|let\s+me\s+know|lemme\s+know|check|confirm|verify|see|find\s+out|"
+    rf"double[- ]?check|report|i\s+wonder|i'm\s+wondering|wondering|do\s+you\s+know))$"
+)
+_ORDER_VERBS = frozenset(ACTION_VERBS) | frozenset(
+    """arm rise ascend lift launch move rotate yaw spin face point tilt pan aim zoom circle
+    track map survey patrol sweep search look find count detect measure check read report
+    shut light play say tell show open close lower raise reel winch drop deliver release
+    pick get give make do have put park loiter rtl rth wait stay keep continue cancel
+    engage enable disable lock unlock switch change increase decrease speed accelerate
+    return navigate proceed approach circle""".split())
+_WORD = re.compile(r"[a-z0-9][a-z0-9'/-]*")
+
+
+@dataclass(frozen=True)
+class Mood:
+    """How one clause is meant: a question about a state, an order, or neither."""
+
+    kind: str  # QUESTION | ORDER | OTHER
+    reason: str = ''
+    howto: bool = False  # "how do I ...": advice, which no sensor answers
+
+
+def _strip(text: str) -> str:
+    text = normalise(text).lower().strip(' "\'()[]')
+    return _FILLER.sub('', text).strip()
+
+
+def clause_mood(text: str, asked: bool = False, initial: bool = True) -> Mood:
+    """The mood of one clause, given its words as written and whether a "?" ends it.
+
+    ``initial``: the clause opens its sentence. A later clause of a sentence ("could you circle
+    the keep while filming?", "... and doesn't know help is coming") asks only with a question's
+    own words and its "?" ("is the light on and is the winch up?").
+    """
+    t = _strip(text)
+    if not t:
+        return Mood(OTHER)
+    if not initial and not asked:
+        return Mood(OTHER)
+    if _POLITE.match(t):
+        return Mood(ORDER, 'a polite order')
+    if _INDIRECT.match(t):
+        return Mood(QUESTION, 'an indirect question')
+    m = re.match(rf"^(?:please\s+)?{_MODAL}\s+(?:you|u|ya|ye)\s+(?:please\s+|kindly\s+|just\s+|"
+                 rf"quickly\s+|maybe\s+|possibly\s+|now\s+)*(?P<verb>{_INFO})\b", t)
+    if m:
+        return Mood(QUESTION, f"a request for information ('{m.group('verb')}')")
+    if re.match(rf"^(?:please\s+)?{_MODAL}\s+", t):
+        if re.match(r"^(?:will|would|won't)\s+(?:it|the|this|that|we|our|my|there)\b", t) \
+                and not re.match(r"^would\s+(?:it|the)\s+\w+\s+(?:please|kindly)\b", t):
+            return Mood(QUESTION, 'a question about what will happen')
+        return Mood(ORDER, 'a polite order phrased as a question')
+    if _HOWTO.match(t):
+        return Mood(QUESTION, 'a how-to question (advice)', howto=True)
+    m = re.match(rf"^(?P<wh>{_WH})\b", t)
+    if m:
+        return Mood(QUESTION, f"a wh-question ('{m.group('wh')}')")
+    m = re.match(rf"^(?P<aux>{_AUX})\s+\S", t) or re.match(
+        rf"^(?P<aux>{_AUX_DO})\s+{_SUBJECT}\b", t) or re.match(
+        rf"^(?P<aux>{_AUX_PERSON})\s+{_PERSON}\b", t) or re.match(
+        # "have the motors been armed", not "have the quad follow me"
+        r"^(?P<aux>have|haven't)\s+(?:the|it|its|our|my|all|both|they)\b(?:\s+[\w'-]+){0,3}?"
+        r"\s+(?:been|got|gotten|gone|done|[a-z]+ed)\b", t)
+    if m:
+        if re.match(r"^is\s+it\s+(?:ok|okay|alright|fine|safe|ready)\s+to\b", t):
+            return Mood(QUESTION, 'a question whether it is safe or ready')
+        return Mood(QUESTION, f"a yes/no question ('{m.group('aux')}')")
+    if asked and re.search(r"\b(?:on|off|up|down|in|out)\s+or\s+(?:on|off|up|down|in|out|not)\b",
+                           t):
+        return Mood(QUESTION, "a question whether it is on or off ('... or ...?')")
+    if asked and initial:
+        words = _WORD.findall(t)
+        first = words[0] if words else ''
+        if first and first not in _ORDER_VERBS and first not in ('please', 'pls', 'plz'):
+            return Mood(QUESTION, "a question mark after no order verb")
+    return Mood(OTHER)
+
+
+@dataclass(frozen=True)
+class ClauseMood:
+    """One clause of the request with its mood."""
+
+    clause: Clause
+    mood: Mood
+    written: str  # the clause with the words the splitter stripped from its front
+
+
+def _locate(lower: str, clauses: Sequence[Clause]) -> list[tuple[int, int]]:
+    """Each clause's character range in ``lower`` (-1, -1 where it cannot be found in order)."""
+    cursor = 0
+    out: list[tuple[int, int]] = []
+    for c in clauses:
+        start = lower.find(c.text.lower(), cursor)
+        if start < 0:
+            out.append((-1, -1))
+            continue
+        end = start + len(c.text)
+        out.append((start, end))
+        cursor = end
+    return out
+
+
+def clause_moods(text: str, clauses: Sequence[Clause] | None = None) -> list[ClauseMood]:
+    """Every clause of ``text`` with its mood (see the module docstring)."""
+    clauses = list(split_clauses(text) if clauses is None else clauses)
+    full = normalise(text)
+    lower = full.lower()
+    spans = _locate(lower, clauses)
+    out: list[ClauseMood] = []
+    prev_end = 0
+    for c, (start, end) in zip(clauses, spans):
+        if start < 0:
+            out.append(ClauseMood(c, clause_mood(c.text), c.text))
+            continue
+        between = lower[prev_end:start]
+        initial = not out or bool(re.search(r"[.?!;:\n]|\s[-–—]+\s", between))
+        # the words between the previous clause and this one, after its last sentence mark
+        gap = re.split(r"[.?!;:\n]|,|\s[-–—]+\s", between)[-1]
+        if c.role == 'condition' and c.marker:
+            at = gap.rfind(c.marker.lower())
+            gap = gap[at + len(c.marker):] if at >= 0 else ''
+        gap = re.sub(r"^\s*(?:and\s+then|and|then|or|but|also|after\s+that)\b", '', gap)
+        written = f'{gap.strip()} {c.text}'.strip()
+        after = lower[end:]
+        asked = bool(re.match(r"[\s\"')\]]*\?", after))
+        if c.role == 'condition':
+            mood = Mood(OTHER)
+            if c.marker.lower() == 'when' and asked and re.match(
+                    rf"^(?:{_AUX}|{_AUX_PERSON}|will|would|can|should)\s", c.text.lower()):
+                mood = Mood(QUESTION, "a wh-question ('when')")
+        else:
+            mood = clause_mood(written, asked, initial)
+            words = _WORD.findall(_strip(written))
+            if mood.kind == OTHER and asked and not initial and out \
+                    and out[-1].mood.kind == QUESTION and words \
+                    and words[0] not in _ORDER_VERBS:
+                # "is the light on and the winch up?", "how far to the next waypoint?"
+                mood = Mood(QUESTION, 'the question goes on')
+        out.append(ClauseMood(c, mood, written))
+        prev_end = end
+    # "check if the winch is up", "let me know whether we're recording": the condition after a
+    # bare verb of information is what the question asks
+    for k, cm in enumerate(out[:-1]):
+        nxt = out[k + 1]
+        if cm.clause.role == 'action' and _BARE_INFO.match(_strip(cm.written)) \
+                and nxt.clause.role == 'condition' \
+                and nxt.clause.marker.lower() in ('if', 'whether', 'when', 'once'):
+            out[k] = replace(cm, mood=Mood(QUESTION, 'an indirect question'))
+            said = f"an indirect question ('{cm.clause.text} {nxt.clause.marker}')"
+            out[k + 1] = replace(nxt, mood=Mood(QUESTION, said))
+    return out
+
+
+def state_sensor(actuator: str, clause_text: str, catalog: Catalog) -> list[str]:
+    """The sensors that answer a question about ``actuator``'s state asked in ``clause_text``."""
+    lower = clause_text.lower()
+    own = set(actuator.split('_'))  # "are we holding position?": its own name is no cue
+    cued = [] if actuator in NO_CUES else [
+        s for rx, s in CUES for m in rx.finditer(lower)
+        if s in catalog and set(_WORD.findall(m.group(0))) - own]
+    if cued:
+        return list(dict.fromkeys(cued))
+    default = STATE_SENSORS.get(actuator, 'vehicle_state')
+    return [default] if default in catalog else []
+
+
+def _overlap(a: str, b: str) -> float:
+    wa, wb = content_words(a), content_words(b)
+    return len(wa & wb) / max(1, len(wa | wb))
+
+
+def clause_of(tool: str, decision: Decision, moods: Sequence[ClauseMood],
+              catalog: Catalog) -> int | None:
+    """The position in ``moods`` of the clause that chose ``tool`` (None: it cannot be told)."""
+    texts = [cm.clause.text.lower() for cm in moods]
+    best: dict[int, float] = {}
+    for e in decision.evidence.get(tool, []):
+        if not e.fragment or e.source not in ('retrieval', 'model'):
+            continue
+        frag = e.fragment.lower()
+        if frag in texts:
+            k = texts.index(frag)
+            best[k] = max(best.get(k, 0.0), 2.0 + e.value)
+            continue
+        for k, t in enumerate(texts):  # a respelt clause ("retrun home" read as "return home")
+            o = _overlap(frag, t)
+            if o >= 0.5:
+                best[k] = max(best.get(k, 0.0), o)
+    if not best:
+        spec = catalog.by_name.get(tool)
+        if spec is None:
+            return None
+        own = content_words(' '.join([spec.name.replace('_', ' '), spec.summary, *spec.keywords]))
+        stems = {w.rstrip('s') for w in own}
+        for k, cm in enumerate(moods):
+            n = len({w for w in content_words(cm.written) if w in own or w.rstrip('s') in stems})
+            if n:
+                best[k] = float(n)
+    if not best:
+        return None
+    top = max(best.values())
+    found = [k for k, v in best.items() if v == top]
+    return found[0] if len(found) == 1 else None
+
+
+def _named_by_an_order(tool: str, moods: Sequence[ClauseMood], catalog: Catalog) -> bool:
+    """An order clause of the request names the tool too.
+
+    "Compass heading? Correct heading to 090.": the set_heading the question's words retrieved
+    is what the order asks for.
+    """
+    spec = catalog.by_name[tool]
+    generic = {'control', 'motors', 'point', 'target', 'position', 'area', 'home', 'mission'}
+    own = {w for w in tool.split('_') if len(w) > 3 and w not in generic} | {
+        k.lower() for k in spec.keywords}
+    for cm in moods:
+        if cm.mood.kind == QUESTION or cm.clause.role != 'action' or cm.clause.negated \
+                or cm.clause.steering:
+            continue
+        said = ' '.join(_WORD.findall(cm.written.lower()))
+        if any(re.search(rf"\b{re.escape(w)}\b", said) for w in own):
+            return True
+    return False
+
+
+@dataclass
+class Answered:
+    """The decision with its question clauses answered by sensors, and what was dropped."""
+
+    decision: Decision
+    drops: list[QuestionDrop] = field(default_factory=list)
+
+
+def answer_questions(decision: Decision, text: str, catalog: Catalog) -> Answered:
+    """Drop actuators chosen from question clauses; the sensor that reads the state answers."""
+    actuators = [t for t in decision.tools
+                 if t in catalog and catalog.by_name[t].kind is Kind.ACTUATOR]
+    if not actuators:
+        return Answered(decision)
+    moods = clause_moods(text)
+    counting = [cm for cm in moods if not cm.clause.steering and not cm.clause.negated]
+    if not any(cm.mood.kind == QUESTION for cm in counting):
+        return Answered(decision)
+    # no clause orders anything: every actuator was chosen from a question
+    only_questions = not any(cm.clause.role == 'action' and cm.mood.kind != QUESTION
+                             for cm in counting)
+    tools, scores = list(decision.tools), list(decision.scores)
+    if len(scores) != len(tools):
+        scores = [0.0] * len(tools)
+    clause_index = dict(decision.clause_index)
+    conditions = dict(decision.conditions)
+    evidence = dict(decision.evidence)
+    drops: list[QuestionDrop] = []
+    placed: dict[str, int] = {}  # tool -> position in moods
+    for t in tools:
+        k = clause_of(t, decision, moods, catalog) if t in catalog else None
+        if k is not None:
+            placed[t] = k
+    for tool in actuators:
+        k = placed.get(tool)
+        if k is None:
+            if not only_questions:
+                continue  # its clause cannot be told and some clause orders: it stays
+            k = next(i for i, cm in enumerate(moods) if cm.mood.kind == QUESTION)
+        cm = moods[k]
+        if cm.mood.kind != QUESTION or _named_by_an_order(tool, moods, catalog):
+            continue
+        at = tools.index(tool)
+        score = scores[at]
+        del tools[at], scores[at]
+        clause_index.pop(tool, None)
+        conditions.pop(tool, None)
+        evidence.pop(tool, None)
+        answered = ''
+        if not cm.mood.howto:
+            same = [t for t in tools if t in catalog and catalog.by_name[t].kind is Kind.SENSOR
+                    and placed.get(t, k if only_questions else -1) == k]
+            if not same:
+                for sensor in state_sensor(tool, cm.written, catalog):
+                    if sensor not in tools:
+                        tools.insert(at, sensor)
+                        scores.insert(at, score)
+                        placed[sensor] = k
+                        clause_index[sensor] = cm.clause.index
+                        evidence[sensor] = [Evidence(
+                            'rule', cm.clause.text,
+                            f'state question: reads the state of {tool}', round(score, 4))]
+                        at += 1
+                    answered = answered or sensor
+            else:
+                answered = same[0]
+        drops.append(QuestionDrop(tool=tool, clause=cm.clause.text, reason=cm.mood.reason,
+                                  answered_by=answered))
+    if not drops:
+        return Answered(decision)
+    kept = set(tools)
+    note = decision.note if tools else 'a question no sensor answers (advice): nothing acts'
+    return Answered(
+        replace(decision, tools=tools, scores=scores, clause_index=clause_index,
+                conditions={t: c for t, c in conditions.items() if t in kept},
+                evidence=evidence, abstained=not tools, note=note),
+        drops,
+    )
