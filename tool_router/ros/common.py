@@ -113,6 +113,23 @@ def startup_problem(exc: Exception) -> str:
     return str(exc)
 
 
+def ros_args_problem(exc: Exception) -> str:
+    """The refusal of the command line by rcl (a params file it cannot read) as one line.
+
+    rcl says ``failed to initialize rcl: Couldn't parse params file: '--params-file X'.
+    Error: Error opening YAML file, at /project/src/parser.c:271, at ...``: the C source
+    locations are cut off.
+    """
+    import re
+
+    text = str(exc).replace('failed to initialize rcl: ', '')
+    text = re.sub(r',? at [^,]*\.c:\d+', '', text).strip()
+    match = re.search(r"params file: '--params-file ([^']*)'\. Error: (.*)", text)
+    if match:
+        return f'parameters file {match.group(1)}: {match.group(2).rstrip(". ")}'
+    return text
+
+
 def stamp_now(node: Node) -> Any:
     """The node clock's current time as a message stamp."""
     return node.get_clock().now().to_msg()
@@ -127,7 +144,11 @@ def spin(
 
     ``threads`` may be a function of the built node (a count from its parameters).
     """
-    rclpy.init(args=args)
+    try:
+        rclpy.init(args=args)
+    except Exception as exc:  # noqa: BLE001 - RCLError: a bad --params-file or --ros-args
+        print(f'cannot start: {ros_args_problem(exc)}', file=sys.stderr)
+        return 2
     node = None
     try:
         node = make_node()

@@ -50,6 +50,7 @@ from tool_router.executor.permissions import PermissionPolicy, load_permissions
 from tool_router.executor.pipeline import ConfirmRequest, ExecutionPipeline, Selection
 from tool_router.executor.sampling import BindingSampler, Sampler, TextSampler
 from tool_router.executor.sink import TraceSink
+from tool_router.executor.story import confirm_hint
 from tool_router.executor.traces import (ConfirmationOutcome, Redactor, TraceRecord, TraceWriter,
                                          WatchRecord, restart_cancellations, trace_files)
 from tool_router.executor.watches import Watch, WatchManager
@@ -165,9 +166,10 @@ class RosConfirmer:
                     timeout_s=float(r.timeout_s),
                 )
             )
+            hint = confirm_hint(r.request_id, r.tool, self._node.get_namespace())
             self._node.get_logger().info(
                 f'waiting {r.timeout_s:g} s for confirmation of {r.tool} (request {r.request_id})'
-                f': tool-router confirm {r.request_id} {r.tool} --approve|--deny'
+                f': {hint} (or --deny)'
             )
         return {r.tool: self._book.wait(entry, deadline) for r, entry in entries}
 
@@ -234,7 +236,10 @@ class ExecutorNode(Node):
             from tool_router.executor.bag import McapTraceBag
 
             bag = McapTraceBag(c.resolved_trace_dir(), c.trace_topic)
-        self._trace_pub = self.create_publisher(ExecutionTrace, c.trace_topic, 50)
+        # transient local: `tool-router call` subscribes before it sends and still gets a
+        # record published before its reader matched (volatile readers, trace tail, get
+        # only new ones)
+        self._trace_pub = self.create_publisher(ExecutionTrace, c.trace_topic, latched(50))
         self._watch_pub = self.create_publisher(WatchEvent, c.watch_events_topic, latched(50))
         self._sink = TraceSink(writer, bag, on_record=self._publish_record,
                                on_watch=self._publish_watch, log=self._log)
