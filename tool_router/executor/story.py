@@ -83,7 +83,9 @@ def tool_detail(tool: ToolTrace, watch: WatchRecord | None = None) -> str:
     parts: list[str] = []
     if tool.failure_mode:
         parts.append(f'{tool.failure_mode}:')
-    message = ' '.join(tool.message.split()) if tool.message else ''
+    # a sensor's machine-readable 'reading: {...}' line is for watches, not for the operator
+    message = ' '.join(' '.join(line.split()) for line in tool.message.splitlines()
+                       if line.strip() and not line.startswith('reading: '))
     if tool.outcome == 'denied' and tool.reason and tool.reason not in message:
         message = f'{message}; {tool.reason}' if message else tool.reason
     if message:
@@ -93,8 +95,8 @@ def tool_detail(tool: ToolTrace, watch: WatchRecord | None = None) -> str:
     confirmed = confirmation_text(tool)
     if confirmed and tool.outcome != 'denied':
         parts.append(f'({confirmed})')
-    if watch is not None and tool.outcome == 'armed':
-        parts.append(f'[expires {clock(watch.expires)}]')
+    if watch is not None and tool.outcome == 'armed' and 'expires' not in message:
+        parts.append(f'(expires {clock(watch.expires)})')
     return ' '.join(parts)
 
 
