@@ -67,7 +67,8 @@ def test_failures_and_refusals_say_why_and_are_not_ok():
 
 
 def test_a_sensor_reading_line_is_left_to_the_watches():
-    sensor = tool('battery_status', message='battery 99.5 %, 16.78 V\nreading: {"battery_pct": 99.5}')
+    sensor = tool('battery_status',
+                  message='battery 99.5 %, 16.78 V\nreading: {"battery_pct": 99.5}')
     assert outcome_lines(record(sensor))[0].endswith('dispatched  battery 99.5 %, 16.78 V')
 
 
