@@ -83,9 +83,7 @@ def tool_detail(tool: ToolTrace, watch: WatchRecord | None = None) -> str:
     parts: list[str] = []
     if tool.failure_mode:
         parts.append(f'{tool.failure_mode}:')
-    # a sensor's machine-readable 'reading: {...}' line is for watches, not for the operator
-    message = ' '.join(' '.join(line.split()) for line in tool.message.splitlines()
-                       if line.strip() and not line.startswith('reading: '))
+    message = _shown(tool.message)  # a sensor's 'reading: {...}' line is for the watches
     if tool.outcome == 'denied' and tool.reason and tool.reason not in message:
         message = f'{message}; {tool.reason}' if message else tool.reason
     if message:
@@ -166,8 +164,14 @@ def event_text(e: TraceEvent) -> str:
         return f'{e.tool} confirmation: {e.outcome}{who}'
     if e.event == 'dispatching':
         return f'{e.tool} dispatching to {e.detail}'
-    detail = ' '.join(e.detail.split())
+    detail = _shown(e.detail)
     return f'{e.tool} {e.outcome}' + (f': {detail}' if detail else '')
+
+
+def _shown(message: str) -> str:
+    """A message on one line, without a sensor's machine-readable ``reading: {...}`` line."""
+    return ' '.join(' '.join(line.split()) for line in message.splitlines()
+                    if line.strip() and not line.startswith('reading: '))
 
 
 def security_text(rec: Any) -> str:
