@@ -196,6 +196,7 @@ class ExecutorNode(Node):
         self._sink: TraceSink | None = None
         self._pending_pub: Any = None
         self._staged: ExecutorConfig | None = None  # validated by on_set, applied by post_set
+        self._closing = False  # set by destroy_node: the link reporter thread stops
         self.book = ConfirmationBook(on_change=self._publish_pending)
         self._error = ''
         self._log = level_logger(self)
@@ -529,6 +530,7 @@ class ExecutorNode(Node):
         Cancel watches, trace queued selections as cancelled, interrupt confirmation
         waits, stop the workers (they finish their records), close the trace files.
         """
+        self._closing = True
         if hasattr(self, '_watch_timer'):
             self._watch_timer.cancel()
             self.watches.cancel_all('executor shutdown: watches do not survive a restart')
