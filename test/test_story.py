@@ -137,7 +137,10 @@ def test_trace_show_reads_the_files_of_every_namespace(tmp_path, capsys):
 @pytest.mark.parametrize('content, message', [
     (None, 'file not found'),
     ('a: [\n', 'invalid YAML'),
-    ('a: 1\n', 'a: expected NODE_NAME: {ros__parameters: {...}}'),
+    ('a: 1\n', 'a: a value outside ros__parameters'),
+    ('executor_node:\n  ros__parameters:\n    mode: execute\n  confirm_timeout_s: 20\n',
+     'executor_node.confirm_timeout_s: a value outside ros__parameters'),
+    ('- 1\n', 'expected NODE_NAME: {ros__parameters: {...}} at the top level'),
     ('executor_node:\n  ros__parameters: 3\n', 'executor_node.ros__parameters: expected a '
                                                'mapping'),
 ])

@@ -327,8 +327,11 @@ def check_params_file(path: str, option: str) -> None:
 
     def walk(section: Any, trail: list[str]) -> None:
         if not isinstance(section, dict):
-            at = '.'.join(trail) or 'the top level'
-            raise ConfigError(f'{at}: expected NODE_NAME: {{ros__parameters: {{...}}}}',
+            if not trail:
+                raise ConfigError('expected NODE_NAME: {ros__parameters: {...}} at the top '
+                                  'level', where=where)
+            raise ConfigError(f'{".".join(trail)}: a value outside ros__parameters (rcl '
+                              'reads only NODE_NAME: {ros__parameters: {NAME: VALUE}})',
                               where=where)
         for key, value in section.items():
             if key == 'ros__parameters':
