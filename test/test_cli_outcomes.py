@@ -34,6 +34,10 @@ def stack(tmp_path_factory):
     finally:
         codes = [p.stop() for p in (executor, sim, router)]
     assert codes == [0, 0, 0]
+    # the last test leaves a watch armed: the executor logs its cancellation while it stops,
+    # with its context still up (rclpy's signal handler had shut it down first)
+    assert 'cancelled: land when battery_status.battery_pct < 25 %' in executor.output
+    assert 'Failed to publish log message to rosout' not in executor.output, executor.output
 
 
 def signing(stack) -> tuple[str, ...]:
@@ -113,6 +117,9 @@ def test_call_waits_through_the_confirmation_and_confirm_prints_the_outcome(stac
         assert hint.endswith('arm_motors --approve --operator op-pilot --namespace uav7   '
                              '(or --deny)'), seen
         assert 'waits for an operator' in seen[-2]
+        listed = cli('confirm', '--list', *NS)  # the list's hint carries the namespace too
+        assert listed.returncode == 0, listed.stderr
+        assert 'arm_motors --approve --namespace uav7 (or --deny)' in listed.stdout
         command = shlex.split(hint.split('   ')[0])[1:]
         confirmed = cli(*command, '--operators', str(stack['operators']))
         assert confirmed.returncode == 0, confirmed.stdout + confirmed.stderr

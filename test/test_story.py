@@ -169,3 +169,12 @@ def test_a_node_given_a_missing_params_file_says_so_in_one_line(tmp_path):
     assert 'Traceback' not in out.stderr
     assert f'cannot start: parameters file {tmp_path / "missing.yaml"}: Error opening YAML ' \
            'file' in out.stderr
+
+
+def test_a_missing_chain_key_names_the_executor_not_operator_add(tmp_path, capsys):
+    (tmp_path / 'traces').mkdir()
+    code = main(['trace', 'verify', str(tmp_path / 'traces'), '--chain-key',
+                 str(tmp_path / 'nokey')])
+    err = capsys.readouterr().err
+    assert code == 2 and 'no trace chain key' in err
+    assert 'the executor creates it' in err and 'operator add' not in err
