@@ -178,3 +178,18 @@ def test_a_missing_chain_key_names_the_executor_not_operator_add(tmp_path, capsy
     err = capsys.readouterr().err
     assert code == 2 and 'no trace chain key' in err
     assert 'the executor creates it' in err and 'operator add' not in err
+
+
+def test_every_verb_that_talks_to_nodes_moves_its_names_under_the_namespace():
+    from tool_router.cli.common import in_namespace
+    from tool_router.cli.main import build_parser
+    parser = build_parser()
+    args = parser.parse_args(['eval', '--dataset', 'd', '--out', 'o', '--live',
+                              '--namespace', 'uav1', '--selection-topic', '/mine'])
+    in_namespace(args, ('service', '/route_request'),
+                 ('selection_topic', '/tool_router/decisions'))
+    assert (args.service, args.selection_topic) == ('/uav1/route_request', '/mine')
+    for argv in (['call', 'x'], ['confirm'], ['watch', 'list'], ['trace', 'tail'],
+                 ['bag', 'record-selections', '--out', 'o', '--duration', '1'],
+                 ['eval', '--dataset', 'd', '--out', 'o']):
+        assert parser.parse_args(argv + ['--namespace', 'uav1']).namespace == 'uav1', argv

@@ -61,3 +61,16 @@ def print_json(data: Any) -> None:
     """Print ``data`` as indented JSON on stdout."""
     json.dump(data, sys.stdout, indent=2, default=str)
     sys.stdout.write('\n')
+
+
+def in_namespace(args: argparse.Namespace, *names: tuple[str, str]) -> None:
+    """Move the ROS names of ``args`` (``(attribute, default)`` pairs) under ``--namespace``.
+
+    Only names left at their default move: a name given in full is used as given.
+    """
+    ns = (getattr(args, 'namespace', '') or '').strip('/')
+    if not ns:
+        return
+    for attribute, default in names:
+        if getattr(args, attribute, None) == default:
+            setattr(args, attribute, f'/{ns}{default}')
