@@ -202,7 +202,12 @@ def _wait_outcome(args: argparse.Namespace, outcomes: Any, resp: Any) -> int:
             say(line)
         return float(msg.timeout_s)  # the operator's time is not the executor's
 
-    record = outcomes.wait(rid, args.wait, on_confirmation=on_confirmation)
+    try:
+        record = outcomes.wait(rid, args.wait, on_confirmation=on_confirmation)
+    except KeyboardInterrupt:
+        say(f'stopped waiting; the executor goes on with request {rid}: '
+            f'`{show_hint(rid)}{namespace_option(args.namespace)}` tells what it did')
+        return 130
     if record is None:
         say(f'tool-router: no outcome of request {rid} within {args.wait:g} s (plus the '
             f'confirmation waits); it may still be running: '
