@@ -363,7 +363,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                    '$ROS_HOME/tool_router/keys/trace-chain.key)')
     p.add_argument('--topic', default='', help='tail: trace topic (default: '
                                                '/executor/traces under --namespace)')
-    p.add_argument('--namespace', default='', help='tail: vehicle namespace, e.g. uav1')
+    p.add_argument('--namespace', default='', help='tail: vehicle namespace, e.g. uav1 (show '
+                                                   'searches the directories of every one)')
     p.add_argument('--count', type=int, default=0, help='tail: stop after N records')
     p.add_argument('--timeout', type=float, default=0.0, help='tail: stop after S seconds')
     p.set_defaults(handler=cmd_trace)
