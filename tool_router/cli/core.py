@@ -10,13 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tool_router.cli.common import add_config_args, add_signing_args, config_from_args, print_json
-
-# How long `call --execute` waits for the executor's outcome after its ack, beyond the time
-# tools wait for an operator (each announced confirmation adds its own timeout_s): eight
-# tools of call_timeout_s 3 s on the simulator, or a take-off and a goto of 60 s each over
-# MAVLink (config/executor_mavlink.yaml), fit with room to spare (docs/EXECUTOR.md).
-DEFAULT_WAIT_S = 300.0
+from tool_router.cli.common import (DEFAULT_WAIT_S, add_config_args, add_signing_args,
+                                    config_from_args, print_json)
 
 
 def cmd_route(args: argparse.Namespace) -> int:

@@ -193,8 +193,7 @@ def cmd_confirm(args: argparse.Namespace) -> int:
 
 def _confirmed_outcome(args: argparse.Namespace, outcomes: object, resp: object) -> int:
     """Wait for the final record the decision led to; print its tool lines (0: all done)."""
-    from tool_router.cli.common import print_json
-    from tool_router.cli.core import DEFAULT_WAIT_S
+    from tool_router.cli.common import DEFAULT_WAIT_S, print_json
     from tool_router.executor.story import (confirm_hint, namespace_option, outcome_lines,
                                             record_ok, show_hint)
 
