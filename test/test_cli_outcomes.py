@@ -138,10 +138,12 @@ def test_an_armed_watch_says_when_it_expires_with_the_commands_to_list_it(stack)
     out = call(stack, 'monitor the battery and land when it drops below 25%')
     assert out.returncode == 0, out.stdout + out.stderr
     lines = out.stdout.splitlines()
-    assert any(x.startswith('land ') and ' armed ' in x for x in lines), out.stdout
+    land = next(x for x in lines if x.startswith('land ') and ' armed ' in x)
+    assert 'land runs once when battery_status.battery_pct < 25 %' in land, land
     watch = next(x for x in lines if x.startswith('watch w-'))
-    assert 'runs once when battery_status.battery_pct < 25 %; it expires in' in watch
-    assert 'tool-router watch list --namespace uav7' in out.stdout
+    assert ' expires at ' in watch and 'unless it fires first' in watch, watch
+    assert watch.endswith(f'tool-router watch cancel {watch.split()[1]} --namespace uav7')
+    assert 'tool-router watch list --namespace uav7' in watch
     listed = cli('watch', 'list', *NS, '--json')
     assert listed.returncode == 0, listed.stderr
     assert watch.split()[1] in [w['watch_id'] for w in json.loads(listed.stdout)]

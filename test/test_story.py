@@ -84,9 +84,10 @@ def test_every_hint_carries_the_namespace_and_the_operator():
                         condition='when it drops below 25%',
                         predicate='battery_status.battery_pct < 25 %', sensor='battery_status',
                         expires=T0 + 600)
-    lines = watch_lines(watch, 'uav1', now=T0 + 1)
-    assert 'expires in 599 s' in lines[0] and 'UTC' in lines[0]
-    assert lines[1].count('--namespace uav1') == 2  # watch list and watch cancel
+    (line,) = watch_lines(watch, 'uav1', now=T0 + 1)
+    assert line.startswith('watch w-1 expires at ') and 'UTC (in 599 s) unless' in line
+    assert line.endswith('tool-router watch list --namespace uav1 | '
+                         'tool-router watch cancel w-1 --namespace uav1')
 
 
 def write_story(directory):

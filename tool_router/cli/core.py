@@ -169,8 +169,8 @@ def _print_call(args: argparse.Namespace, resp: Any) -> int:
 
             later = f'{show_hint(resp.request_id)}{namespace_option(args.namespace)}'
             if waiting:
-                print(f'handed to the executor as request {resp.request_id}; waiting for its '
-                      f'outcome (at most {args.wait:g} s, plus any operator confirmation)',
+                print(f'handed to the executor as request {resp.request_id} (waiting for its '
+                      f'outcome: at most {args.wait:g} s, plus any operator confirmation)',
                       flush=True)
             else:
                 print(f'handed to the executor as request {resp.request_id} (not waiting: '

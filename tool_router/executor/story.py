@@ -131,13 +131,17 @@ def waiting_lines(request_id: str, tool: str, risk: str, timeout_s: float,
 
 
 def watch_lines(watch: WatchRecord, namespace: str = '', now: float | None = None) -> list[str]:
-    """What ``call`` prints for a watch its request armed: what it waits for, until when."""
+    """What ``call`` prints under the tool lines for a watch its request armed.
+
+    The tool's line says what the watch waits for; this one when it expires (the executor's
+    ``watch_ttl_s``) and the commands that list or cancel it.
+    """
     now = time.time() if now is None else now
     left = max(0.0, watch.expires - now)
-    return [f'watch {watch.watch_id} armed: {watch.tool} runs once when {watch.predicate}; '
-            f'it expires in {left:.0f} s ({clock(watch.expires)}) unless that happens first',
-            f'  tool-router watch list{namespace_option(namespace)}   '
-            f'tool-router watch cancel {watch.watch_id}{namespace_option(namespace)}']
+    ns = namespace_option(namespace)
+    return [f'watch {watch.watch_id} expires at {clock(watch.expires)} (in {left:.0f} s) unless '
+            f'it fires first: tool-router watch list{ns} | '
+            f'tool-router watch cancel {watch.watch_id}{ns}']
 
 
 def watch_event_text(w: WatchRecord) -> str:
