@@ -147,3 +147,13 @@ def test_an_armed_watch_says_when_it_expires_with_the_commands_to_list_it(stack)
     listed = cli('watch', 'list', *NS, '--json')
     assert listed.returncode == 0, listed.stderr
     assert watch.split()[1] in [w['watch_id'] for w in json.loads(listed.stdout)]
+
+
+def test_no_outcome_within_the_bound_exits_3_and_names_trace_show(stack):
+    # --wait 0: the bound has passed before the first look (the record cannot be there yet:
+    # the watch is only spun while it waits), whatever the machine's speed
+    out = call(stack, 'take a photo', '--wait', '0')
+    assert out.returncode == 3, out.stdout + out.stderr
+    rid = request_id(out.stdout)
+    assert f'no outcome of request {rid} within 0 s' in out.stderr
+    assert f'tool-router trace show {rid} --namespace uav7' in out.stderr

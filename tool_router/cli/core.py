@@ -204,9 +204,9 @@ def _wait_outcome(args: argparse.Namespace, outcomes: Any, resp: Any) -> int:
             f'`{show_hint(rid)}{namespace_option(args.namespace)}` tells what it did')
         return 130
     if record is None:
-        say(f'tool-router: no outcome of request {rid} within {args.wait:g} s (plus the '
-            f'confirmation waits); it may still be running: '
-            f'`{show_hint(rid)}{namespace_option(args.namespace)}`')
+        print(f'tool-router: no outcome of request {rid} within {args.wait:g} s (plus the '
+              f'confirmation waits); it may still be running: '
+              f'`{show_hint(rid)}{namespace_option(args.namespace)}`', file=sys.stderr)
         if args.json:
             print_json({**call_json(resp), 'outcome': None})
         return 3

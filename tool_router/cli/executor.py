@@ -221,8 +221,8 @@ def _confirmed_outcome(args: argparse.Namespace, outcomes: object, resp: object)
     wait = getattr(outcomes, 'wait')
     record = wait(rid, DEFAULT_WAIT_S, done=settled, on_confirmation=on_confirmation)
     if record is None:
-        say(f'tool-router: no outcome of request {rid} within {DEFAULT_WAIT_S:g} s; '
-            f'`{show_hint(rid)}{namespace_option(args.namespace)}`')
+        print(f'tool-router: no outcome of request {rid} within {DEFAULT_WAIT_S:g} s; '
+              f'`{show_hint(rid)}{namespace_option(args.namespace)}`', file=sys.stderr)
         return 3
     if args.json:
         print_json({'success': True, 'message': getattr(resp, 'message', ''),
