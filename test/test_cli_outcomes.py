@@ -134,6 +134,31 @@ def test_call_waits_through_the_confirmation_and_confirm_prints_the_outcome(stac
     assert line in rest  # the waiting call prints the same line
 
 
+def test_a_denied_tool_makes_call_exit_1_and_the_denial_exit_0(stack):
+    proc = subprocess.Popen([sys.executable, '-m', 'tool_router.cli', 'call', '--execute',
+                             'disarm the motors', *NS, *signing(stack)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+    seen: list[str] = []
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            seen.append(line.rstrip('\n'))
+            if line.strip().startswith('tool-router confirm '):
+                break
+        rid = seen[-1].split()[2]
+        denied = cli('confirm', rid, 'disarm_motors', '--deny', *NS, *signing(stack))
+        assert denied.returncode == 0, denied.stdout + denied.stderr
+        line = outcome_line(denied.stdout, 'disarm_motors')
+        assert line.split()[2:4] == ['denied', 'confirmation_denied:'], line
+        assert 'operator denied by op-pilot' in line
+        rest, _ = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, '\n'.join(seen) + rest
+    assert line in rest and 'not done: disarm_motors' in rest
+
+
 def test_an_armed_watch_says_when_it_expires_with_the_commands_to_list_it(stack):
     out = call(stack, 'monitor the battery and land when it drops below 25%')
     assert out.returncode == 0, out.stdout + out.stderr

@@ -224,14 +224,17 @@ def _confirmed_outcome(args: argparse.Namespace, outcomes: object, resp: object)
         print(f'tool-router: no outcome of request {rid} within {DEFAULT_WAIT_S:g} s; '
               f'`{show_hint(rid)}{namespace_option(args.namespace)}`', file=sys.stderr)
         return 3
+    # approved: every tool done; denied: what was denied is denied (nothing else is asked)
+    ok = record_ok(record) if args.approve else all(
+        t.outcome == 'denied' for t in record.tools if t.tool in decided)
     if args.json:
         print_json({'success': True, 'message': getattr(resp, 'message', ''),
                     'affected_tools': sorted(decided),
-                    'outcome': record.model_dump(mode='json'), 'ok': record_ok(record)})
+                    'outcome': record.model_dump(mode='json'), 'ok': ok})
     else:
         for line in outcome_lines(record):
             print(line)
-    return 0 if record_ok(record) else 1
+    return 0 if ok else 1
 
 
 def _sign(args: argparse.Namespace, operator_name: str) -> object:
