@@ -11,6 +11,13 @@ import json
 import sys
 from typing import Any
 
+# How long `call --execute` and `confirm` wait for the executor's outcome (after its ack, or
+# the decision), beyond the time tools wait for an operator (each announced confirmation
+# adds its own timeout_s): eight tools of call_timeout_s 3 s on the simulator, or a take-off
+# and a goto of 60 s each over MAVLink (config/executor_mavlink.yaml), fit with room to
+# spare (docs/EXECUTOR.md, "What the operator sees").
+DEFAULT_WAIT_S = 300.0
+
 
 def add_config_args(p: argparse.ArgumentParser) -> None:
     """Add --config and --set to a sub-command."""
@@ -61,3 +68,16 @@ def print_json(data: Any) -> None:
     """Print ``data`` as indented JSON on stdout."""
     json.dump(data, sys.stdout, indent=2, default=str)
     sys.stdout.write('\n')
+
+
+def in_namespace(args: argparse.Namespace, *names: tuple[str, str]) -> None:
+    """Move the ROS names of ``args`` (``(attribute, default)`` pairs) under ``--namespace``.
+
+    Only names left at their default move: a name given in full is used as given.
+    """
+    ns = (getattr(args, 'namespace', '') or '').strip('/')
+    if not ns:
+        return
+    for attribute, default in names:
+        if getattr(args, attribute, None) == default:
+            setattr(args, attribute, f'/{ns}{default}')

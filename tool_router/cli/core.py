@@ -10,7 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tool_router.cli.common import add_config_args, add_signing_args, config_from_args, print_json
+from tool_router.cli.common import (DEFAULT_WAIT_S, add_config_args, add_signing_args,
+                                    config_from_args, print_json)
 
 
 def cmd_route(args: argparse.Namespace) -> int:
@@ -82,36 +83,74 @@ def _print_tools(tools: list[str], scores: list[float], policy: str, latency_ms:
 
 
 def cmd_call(args: argparse.Namespace) -> int:
-    """Call /route_request on a running node and print the answer (or why it is empty)."""
+    """Call /route_request on a running node and print the answer (or why it is empty).
+
+    With ``--execute`` (and without ``--no-wait``) it then waits for the executor's final
+    record of the request and prints one line per tool: exit status 0 when every tool did
+    what was asked, 1 when one failed or was refused, 3 when no outcome came in time.
+    """
     from tool_router.ros.client import call_route
 
     service = f"{namespace_prefix(args.namespace)}/route_request"
     request_id, signature = _requester_signature(args)
-    resp = call_route(
-        args.text,
-        policy=args.policy or '',
-        max_tools=args.max_tools,
-        timeout_s=args.timeout,
-        execute=args.execute,
-        service=service,
-        request_id=request_id,
-        signature=signature,
-    )
-    if args.json:
-        print_json(
-            {
-                'success': resp.success,
-                'message': resp.message,
-                'request_id': resp.request_id,
-                'tools': list(resp.tools),
-                'scores': [round(float(c.score), 4) for c in resp.choices],
-                'policy': resp.policy,
-                'fallback_used': resp.fallback_used,
-                'latency_ms': round(resp.latency_ms, 3),
-                'dropped': list(resp.dropped),
-                'executed': resp.executed,
-            }
+    outcomes = None
+    if args.execute and not args.no_wait:
+        from tool_router.ros.executor_client import OutcomeWatch
+
+        outcomes = OutcomeWatch(args.namespace)  # before sending: nothing it says is missed
+    try:
+        if outcomes is not None:
+            outcomes.matched(min(args.timeout, 5.0))
+        resp = call_route(
+            args.text,
+            policy=args.policy or '',
+            max_tools=args.max_tools,
+            timeout_s=args.timeout,
+            execute=args.execute,
+            service=service,
+            request_id=request_id,
+            signature=signature,
         )
+        code = _print_call(args, resp)
+        if outcomes is not None and resp.success and resp.executed:
+            return _wait_outcome(args, outcomes, resp)
+        return code
+    finally:
+        if outcomes is not None:
+            outcomes.close()
+
+
+def call_json(resp: Any) -> dict[str, Any]:
+    """The JSON of a /route_request answer (``tool-router call --json``)."""
+    import json
+
+    try:
+        explanation = json.loads(resp.explanation_json) if resp.explanation_json else None
+    except ValueError:
+        explanation = resp.explanation_json
+    return {
+        'success': resp.success,
+        'message': resp.message,
+        'request_id': resp.request_id,
+        'tools': list(resp.tools),
+        'scores': [round(float(c.score), 4) for c in resp.choices],
+        'conditions': [c.condition for c in resp.choices],
+        'policy': resp.policy,
+        'fallback_used': resp.fallback_used,
+        'fallback_reason': resp.fallback_reason,
+        'latency_ms': round(resp.latency_ms, 3),
+        'dropped': list(resp.dropped),
+        'executed': resp.executed,
+        'explanation': explanation,
+    }
+
+
+def _print_call(args: argparse.Namespace, resp: Any) -> int:
+    """Print the router's answer (JSON only at the end when an outcome is awaited)."""
+    waiting = args.execute and not args.no_wait and resp.success and resp.executed
+    if args.json:
+        if not waiting:
+            print_json(call_json(resp))
     elif not resp.success:
         if resp.tools:
             _print_tools(list(resp.tools), [c.score for c in resp.choices], resp.policy,
@@ -126,10 +165,66 @@ def cmd_call(args: argparse.Namespace) -> int:
         for note in filter(None, resp.message.split('; ')):  # e.g. what a condition waits for
             print(note)
         if args.execute and resp.executed:
-            print(f'handed to the executor as request {resp.request_id}')
+            from tool_router.executor.story import namespace_option, show_hint
+
+            later = f'{show_hint(resp.request_id)}{namespace_option(args.namespace)}'
+            if waiting:
+                print(f'handed to the executor as request {resp.request_id} (waiting for its '
+                      f'outcome: at most {args.wait:g} s, plus any operator confirmation)',
+                      flush=True)
+            else:
+                print(f'handed to the executor as request {resp.request_id} (not waiting: '
+                      f'`{later}` tells what it did)')
         elif not args.execute:
             print('route only: nothing was executed (--execute acts on the vehicle)')
     return 0 if resp.success else 1
+
+
+def _wait_outcome(args: argparse.Namespace, outcomes: Any, resp: Any) -> int:
+    """Wait for the executor's final record of ``resp``'s request; print it, tool by tool."""
+    from tool_router.executor.story import (namespace_option, outcome_lines, record_ok,
+                                            show_hint, waiting_lines, watch_lines)
+
+    rid = resp.request_id
+    say = (lambda line: print(line, file=sys.stderr, flush=True)) if args.json else \
+        (lambda line: print(line, flush=True))
+    asked: list[dict[str, Any]] = []
+
+    def on_confirmation(msg: Any) -> float:
+        asked.append({'tool': msg.tool, 'risk': msg.risk, 'timeout_s': msg.timeout_s})
+        for line in waiting_lines(rid, msg.tool, msg.risk, msg.timeout_s, args.namespace,
+                                  args.operator):
+            say(line)
+        return float(msg.timeout_s)  # the operator's time is not the executor's
+
+    try:
+        record = outcomes.wait(rid, args.wait, on_confirmation=on_confirmation)
+    except KeyboardInterrupt:
+        say(f'stopped waiting; the executor goes on with request {rid}: '
+            f'`{show_hint(rid)}{namespace_option(args.namespace)}` tells what it did')
+        return 130
+    if record is None:
+        print(f'tool-router: no outcome of request {rid} within {args.wait:g} s (plus the '
+              f'confirmation waits); it may still be running: '
+              f'`{show_hint(rid)}{namespace_option(args.namespace)}`', file=sys.stderr)
+        if args.json:
+            print_json({**call_json(resp), 'outcome': None})
+        return 3
+    armed = tuple(t.watch_id for t in record.tools if t.outcome == 'armed' and t.watch_id)
+    watches = [w for w in outcomes.watches_of(rid, 2.0 if armed else 0.0, armed)
+               if w.event == 'armed' and w.watch_id in armed]
+    if args.json:
+        print_json({**call_json(resp), 'confirmations_asked': asked,
+                    'outcome': record.model_dump(mode='json'),
+                    'watches': [w.model_dump(mode='json') for w in watches],
+                    'ok': record_ok(record)})
+    else:
+        for line in outcome_lines(record, watches):
+            print(line)
+        for watch in watches:
+            for line in watch_lines(watch, args.namespace):
+                print(line)
+    return 0 if record_ok(record) else 1
 
 
 def _requester_signature(args: argparse.Namespace) -> tuple[str, Any]:
@@ -243,6 +338,43 @@ def serve_processes(args: argparse.Namespace,
     return procs
 
 
+def check_params_file(path: str, option: str) -> None:
+    """Refuse, in one line (ConfigError), a parameters file rcl could not open or read.
+
+    Checked before any node starts: rcl would refuse it inside ``rclpy.init`` of the node, a
+    traceback in the middle of the other nodes' start-up. The same rules as rcl's parser:
+    YAML, a mapping, every value under a ``ros__parameters`` key of a node (or namespace).
+    """
+    from tool_router.common.errors import ConfigError
+    from tool_router.common.yaml_util import load_yaml_with_lines
+
+    where = f'{option} {path}'
+    if Path(path).is_dir():
+        raise ConfigError('is a directory, not a parameters file', where=where)
+    try:
+        data, _ = load_yaml_with_lines(Path(path), ConfigError)
+    except ConfigError as exc:
+        raise ConfigError(exc.what, where=f'{option} {exc.where}') from None
+
+    def walk(section: Any, trail: list[str]) -> None:
+        if not isinstance(section, dict):
+            if not trail:
+                raise ConfigError('expected NODE_NAME: {ros__parameters: {...}} at the top '
+                                  'level', where=where)
+            raise ConfigError(f'{".".join(trail)}: a value outside ros__parameters (rcl '
+                              'reads only NODE_NAME: {ros__parameters: {NAME: VALUE}})',
+                              where=where)
+        for key, value in section.items():
+            if key == 'ros__parameters':
+                if not isinstance(value, dict):
+                    raise ConfigError(f'{".".join(trail + [key])}: expected a mapping',
+                                      where=where)
+                continue
+            walk(value, trail + [str(key)])
+
+    walk(data, [])
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Start the nodes as child processes; Ctrl-C (or one child exiting) stops them all.
 
@@ -250,6 +382,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """
     import tempfile
 
+    for option, path in (('--config', getattr(args, 'config', None)),
+                         ('--executor-config', getattr(args, 'executor_config', None))):
+        if path:
+            check_params_file(path, option)
     with tempfile.TemporaryDirectory(prefix='tool_router_serve_') as params_dir:
         return _serve(serve_processes(args, Path(params_dir)))
 
@@ -454,6 +590,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     act.add_argument('--execute', dest='execute', action='store_true',
                      help='also hand the selection to the executor (acts on the vehicle); '
                           "signed with the operator's key (--operator, --key-id or --key)")
+    p.add_argument('--no-wait', action='store_true',
+                   help='--execute: return at the executor\'s ack, without waiting for what '
+                        'the vehicle did (`tool-router trace show ID` tells it later)')
+    p.add_argument('--wait', type=float, default=DEFAULT_WAIT_S, metavar='S',
+                   help='--execute: wait at most S seconds for the outcome, plus each '
+                        f'confirmation\'s own timeout (default {DEFAULT_WAIT_S:g})')
     p.add_argument('--namespace', default='', help='vehicle namespace, e.g. uav1')
     add_signing_args(p, 'execute')
     p.add_argument('--unsigned', action='store_true',

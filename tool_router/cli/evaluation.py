@@ -6,6 +6,8 @@ import shlex
 import sys
 from typing import Any
 
+from tool_router.cli.common import in_namespace
+
 
 def _catalog(args: argparse.Namespace) -> Any:
     from tool_router.common.catalog import load_catalog
@@ -22,6 +24,8 @@ def _policy_names(args: argparse.Namespace, default_policy: str) -> list[tuple[s
 
 def cmd_eval(args: argparse.Namespace) -> int:
     """Route (or read) every request, score, and write the report directory."""
+    in_namespace(args, ('service', '/route_request'),
+                 ('selection_topic', '/tool_router/decisions'))
     from tool_router.evaluation.report import RunInfo, build_report, write_report
     from tool_router.evaluation.runner import load_dataset, run, score_recorded, session_warnings
     if args.repeats < 1:
@@ -104,6 +108,8 @@ def cmd_bag_record(args: argparse.Namespace) -> int:
 def cmd_bag_record_selections(args: argparse.Namespace) -> int:
     """Record the router's selections (and the requests) from the live graph."""
     from tool_router.ros.live_eval import record_selections
+    in_namespace(args, ('selection_topic', '/tool_router/decisions'),
+                 ('request_topic', '/tool_router/requests'))
     n = record_selections(args.out, args.duration, args.storage, args.selection_topic,
                           args.request_topic)
     print(f'{n} messages -> {args.out}')
@@ -132,6 +138,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     live.add_argument('--live', action='store_true', help='route through /route_request')
     live.add_argument('--service', default='/route_request', help='route service name')
     live.add_argument('--timeout', type=float, default=30.0, help='seconds per call / to connect')
+    live.add_argument('--namespace', default='', help='vehicle namespace, e.g. uav1 (moves '
+                                                      '--service and --selection-topic)')
     live.add_argument('--record-out', metavar='BAGDIR',
                       help='with --live: record the requests and the node selections to a bag')
     live.add_argument('--selection-topic', default='/tool_router/decisions',
@@ -164,4 +172,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help='topic of the router\'s SelectedCapabilities')
     s.add_argument('--request-topic', default='/tool_router/requests',
                    help='request topic recorded alongside (its annotations score the session)')
+    s.add_argument('--namespace', default='', help='vehicle namespace, e.g. uav1 (moves both '
+                                                   'topics)')
     s.set_defaults(handler=cmd_bag_record_selections)

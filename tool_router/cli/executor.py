@@ -15,6 +15,8 @@ def cmd_trace(args: argparse.Namespace) -> int:
         return _tail(args)
     if args.action == 'verify':
         return _verify(args)
+    if args.action == 'show':
+        return _show(args)
     from tool_router.cli.common import print_json
     from tool_router.common.params_files import namespace_of
     from tool_router.executor.config import default_trace_dir
@@ -88,7 +90,14 @@ def _verify(args: argparse.Namespace) -> int:
     from tool_router.common.signing import read_key
     from tool_router.executor.chain import default_chain_key_file, verify_directory
 
-    key = read_key(Path(args.chain_key) if args.chain_key else default_chain_key_file())
+    from tool_router.common.errors import ConfigError
+
+    key_file = Path(args.chain_key) if args.chain_key else default_chain_key_file()
+    if not key_file.exists():  # the executor makes it, not `operator add`
+        raise ConfigError('no trace chain key', where=str(key_file),
+                          hint='the executor creates it at its first start (trace_chain: '
+                               'true); give the one it used with --chain-key FILE')
+    key = read_key(key_file)
     status = 0
     for directory in map(Path, _verify_dirs(args)):
         if not directory.is_dir():
@@ -110,23 +119,63 @@ def _verify(args: argparse.Namespace) -> int:
     return status
 
 
+def _show(args: argparse.Namespace) -> int:
+    """Print one request's whole story from the trace files (ID, or a unique start of it)."""
+    from pathlib import Path
+
+    from tool_router.common.paths import ros_home
+    from tool_router.executor.story import find_request, story
+    from tool_router.executor.traces import read_traces
+
+    if not args.files:
+        print('tool-router trace show: give a REQUEST_ID (then optional files or directories)',
+              file=sys.stderr)
+        return 2
+    request_id, where = args.files[0], [Path(p) for p in args.files[1:]]
+    where = where or [ros_home() / 'tool_router' / 'traces']
+    # directories are searched with their sub-directories (one per vehicle namespace, say)
+    paths = [f for p in where for f in (sorted(p.rglob('*.jsonl')) if p.is_dir() else [p])]
+    if not paths:
+        print(f'tool-router: no trace files in {", ".join(map(str, where))}', file=sys.stderr)
+        return 1
+    bad: list[str] = []
+    try:
+        full_id, mine = find_request((r for path in paths for r in read_traces(path, bad)),
+                                     request_id)
+    except ValueError as exc:
+        print(f'tool-router: {exc}', file=sys.stderr)
+        return 2
+    if not mine:
+        print(f'tool-router: no record of request {request_id} in {len(paths)} trace file(s) '
+              f'under {", ".join(map(str, where))}', file=sys.stderr)
+        return 1
+    if args.json:
+        for rec in mine:
+            print(rec.model_dump_json())
+    else:
+        print('\n'.join(story(full_id, mine)))
+    if bad:
+        print(f'tool-router: skipped {len(bad)} bad line(s); `tool-router trace validate` '
+              'lists them', file=sys.stderr)
+    return 0
+
+
 def _tail(args: argparse.Namespace) -> int:
+    from tool_router.executor.story import outcome_lines
+    from tool_router.executor.traces import record_from_json
     from tool_router.ros.executor_client import follow_traces
+
+    ns = '/' + args.namespace.strip('/') if args.namespace.strip('/') else ''
+    topic = args.topic or f'{ns}/executor/traces'
 
     def show(msg: object) -> None:
         if args.json:
             print(getattr(msg, 'record_json'), flush=True)
             return
-        tools = ', '.join(
-            f'{t.tool}:{t.decision}->{t.outcome}'
-            + (f' ({t.failure_mode}: {t.message})' if t.failure_mode else '')
-            for t in msg.tools)  # type: ignore[attr-defined]
-        print(f'{msg.request_id}  {tools}  [{msg.stop_reason}]', flush=True)  # type: ignore
+        record = record_from_json(getattr(msg, 'record_json'))
+        print(f'{record.request_id}  "{record.request_text}"', flush=True)
+        print('\n'.join(outcome_lines(record, indent='  ')), flush=True)
 
-    topic = args.topic or '/executor/traces'
-    ns = args.namespace.strip().strip('/')
-    if ns and not args.topic:
-        topic = f'/{ns}/executor/traces'
     follow_traces(show, topic, args.count, args.timeout)
     return 0
 
@@ -135,6 +184,7 @@ def cmd_confirm(args: argparse.Namespace) -> int:
     """Approve or deny a tool waiting for confirmation, signed with the operator's key."""
     ns = '/' + args.namespace.strip('/') if args.namespace.strip('/') else ''
     if args.list:
+        from tool_router.executor.story import confirm_hint
         from tool_router.ros.executor_client import pending_confirmations
 
         items = pending_confirmations(f'{ns}/executor/pending_confirmations', args.timeout)
@@ -143,9 +193,10 @@ def cmd_confirm(args: argparse.Namespace) -> int:
         elif not items:
             print('no confirmation is pending')
         for item in items if not args.json else []:
+            hint = confirm_hint(item['request_id'], item['tool'], args.namespace, args.operator)
             print(f"{item['request_id']}  {item['tool']} ({item['risk']})  waiting "
                   f"{item['waiting_s']:.0f} s, {item['remaining_s']:.0f} s left: "
-                  f"tool-router confirm {item['request_id']} {item['tool']} --approve|--deny")
+                  f"{hint} (or --deny)")
         return 0
     if not args.request_id or args.approve is None:
         print('tool-router confirm: give REQUEST_ID and --approve or --deny (or --list)',
@@ -153,18 +204,74 @@ def cmd_confirm(args: argparse.Namespace) -> int:
         return 2
     if ns and args.service == '/executor/confirm':
         args.service = f'{ns}/executor/confirm'
-    from tool_router.ros.executor_client import call_confirm
+    from tool_router.ros.executor_client import OutcomeWatch, call_confirm
 
     operator_name = args.operator or getpass.getuser()
     signed = None if args.insecure else _sign(args, operator_name)
-    resp = call_confirm(args.request_id, args.tool or '', args.approve, operator_name,
-                        args.service, args.timeout, signed)
+    # listening before the decision goes out: the record it leads to is not missed
+    outcomes = None if args.no_wait else OutcomeWatch(args.namespace)
+    try:
+        resp = call_confirm(args.request_id, args.tool or '', args.approve, operator_name,
+                            args.service, args.timeout, signed)
+        if args.json and (outcomes is None or not resp.success):
+            print(json.dumps({'success': resp.success, 'message': resp.message,
+                              'affected_tools': list(resp.affected_tools)}))
+        elif not args.json:
+            print(resp.message, file=sys.stdout if resp.success else sys.stderr, flush=True)
+        if not resp.success:
+            return 1
+        if outcomes is None:
+            return 0
+        return _confirmed_outcome(args, outcomes, resp)
+    finally:
+        if outcomes is not None:
+            outcomes.close()
+
+
+def _confirmed_outcome(args: argparse.Namespace, outcomes: object, resp: object) -> int:
+    """Wait for the final record the decision led to; print its tool lines (0: all done)."""
+    from tool_router.cli.common import DEFAULT_WAIT_S, print_json
+    from tool_router.executor.story import (confirm_hint, namespace_option, outcome_lines,
+                                            record_ok, show_hint)
+
+    rid = args.request_id
+    decided = set(getattr(resp, 'affected_tools', ()) or ([args.tool] if args.tool else []))
+    say = (lambda line: print(line, file=sys.stderr, flush=True)) if args.json else \
+        (lambda line: print(line, flush=True))
+
+    def settled(record: object) -> bool:  # the record of this confirmation, not an older one
+        return any(t.tool in decided and t.confirmation is not None
+                   and t.confirmation.outcome != 'not_requested'
+                   for t in getattr(record, 'tools', []))
+
+    others: set[str] = set()
+
+    def on_confirmation(msg: object) -> float:
+        tool = str(getattr(msg, 'tool', ''))
+        if tool not in decided and tool not in others:
+            others.add(tool)
+            say(f'{tool} of this request still waits for an operator; the outcome comes once '
+                f'it is decided: {confirm_hint(rid, tool, args.namespace, args.operator)}')
+            return float(getattr(msg, 'timeout_s', 0.0))
+        return 0.0
+
+    wait = getattr(outcomes, 'wait')
+    record = wait(rid, DEFAULT_WAIT_S, done=settled, on_confirmation=on_confirmation)
+    if record is None:
+        print(f'tool-router: no outcome of request {rid} within {DEFAULT_WAIT_S:g} s; '
+              f'`{show_hint(rid)}{namespace_option(args.namespace)}`', file=sys.stderr)
+        return 3
+    # approved: every tool done; denied: what was denied is denied (nothing else is asked)
+    ok = record_ok(record) if args.approve else all(
+        t.outcome == 'denied' for t in record.tools if t.tool in decided)
     if args.json:
-        print(json.dumps({'success': resp.success, 'message': resp.message,
-                          'affected_tools': list(resp.affected_tools)}))
+        print_json({'success': True, 'message': getattr(resp, 'message', ''),
+                    'affected_tools': sorted(decided),
+                    'outcome': record.model_dump(mode='json'), 'ok': ok})
     else:
-        print(resp.message, file=sys.stdout if resp.success else sys.stderr)
-    return 0 if resp.success else 1
+        for line in outcome_lines(record):
+            print(line)
+    return 0 if ok else 1
 
 
 def _sign(args: argparse.Namespace, operator_name: str) -> object:
@@ -220,6 +327,11 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from tool_router.ros.executor_client import call_service
     from tool_router.srv import CancelWatch, ListWatches
 
+    ns = '/' + args.namespace.strip('/') if args.namespace.strip('/') else ''
+    if ns:  # relative to the vehicle's namespace unless given in full
+        args.list_service = _in_namespace(ns, args.list_service, '/executor/list_watches')
+        args.cancel_service = _in_namespace(ns, args.cancel_service, '/executor/cancel_watch')
+
     if args.action == 'list':
         resp = call_service(ListWatches, args.list_service,
                             ListWatches.Request(include_ended=args.all), args.timeout)
@@ -241,6 +353,11 @@ def cmd_watch(args: argparse.Namespace) -> int:
     else:
         print(resp.message, file=sys.stdout if resp.success else sys.stderr)
     return 0 if resp.success else 1
+
+
+def _in_namespace(ns: str, service: str, default: str) -> str:
+    """``service`` moved under ``ns`` when it is the default name."""
+    return f'{ns}{default}' if service == default else service
 
 
 def watch_dict(w: object) -> dict:
@@ -272,20 +389,22 @@ def format_watches(watches: list[dict]) -> str:
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the executor's sub-commands to the ``tool-router`` parser."""
     p = sub.add_parser('trace', help='summarise, validate or follow executor traces')
-    p.add_argument('action', choices=['summary', 'validate', 'tail', 'verify'],
+    p.add_argument('action', choices=['summary', 'validate', 'tail', 'verify', 'show'],
                    help='summary: counts and latencies; validate: check every record; '
                         'tail: follow the trace topic; verify: check the hash chain and '
-                        'its signed manifests, report the first broken link')
+                        'its signed manifests, report the first broken link; show ID: one '
+                        "request's whole story (decisions, confirmations, outcomes, watches)")
     p.add_argument('files', nargs='*', help='JSONL files or directories, read with their '
                                             'subdirectories (default: '
-                                            '$ROS_HOME/tool_router/traces)')
+                                            '$ROS_HOME/tool_router/traces); show: the request '
+                                            'id first')
     p.add_argument('--json', action='store_true', help='machine-readable output')
     p.add_argument('--chain-key', default='', help='verify: the chain key file (default: '
                                                    '$ROS_HOME/tool_router/keys/trace-chain.key)')
     p.add_argument('--namespace', default='',
                    help="vehicle namespace, e.g. uav1: summary: only its records (without: "
                         'one summary per namespace); verify: its directory (traces/uav1); '
-                        'tail: /uav1/executor/traces')
+                        'tail: /uav1/executor/traces; show searches every namespace')
     p.add_argument('--topic', default='', help='tail: trace topic (default /executor/traces, '
                                                'in the --namespace)')
     p.add_argument('--count', type=int, default=0, help='tail: stop after N records')
@@ -313,6 +432,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument('--service', default='/executor/confirm', help='confirmation service name')
     p.add_argument('--timeout', type=float, default=10.0, help='seconds to wait for the service')
     p.add_argument('--json', action='store_true', help='machine-readable output')
+    p.add_argument('--no-wait', action='store_true',
+                   help='return once the decision is taken, without waiting for what the '
+                        'vehicle did')
     p.set_defaults(handler=cmd_confirm)
 
     p = sub.add_parser('operator', help='add, list or revoke operator keys for confirmations')
@@ -333,6 +455,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument('--request', default='', help='cancel: every watch of this request id')
     p.add_argument('--all', action='store_true', help='list: also recently ended watches')
     p.add_argument('--operator', default='', help='cancel: your name, recorded in the trace')
+    p.add_argument('--namespace', default='', help='vehicle namespace, e.g. uav1')
     p.add_argument('--list-service', default='/executor/list_watches',
                    help='list: service name')
     p.add_argument('--cancel-service', default='/executor/cancel_watch',

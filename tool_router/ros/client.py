@@ -26,7 +26,9 @@ class RouteClient:
             self.close()
             raise ToolRouterError(
                 f'service {service} not available after {wait_s:.0f} s',
-                hint='start the router with `tool-router serve`',
+                hint='start the router with `tool-router serve`'
+                     + ('' if service.count('/') > 1 else
+                        ", or give the vehicle's --namespace"),
             )
 
     def _probe(self, deadline: float) -> bool:

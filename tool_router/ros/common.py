@@ -147,9 +147,48 @@ def startup_problem(exc: Exception) -> str:
     return str(exc)
 
 
+def ros_args_problem(exc: Exception) -> str:
+    """The refusal of the command line by rcl (a params file it cannot read) as one line.
+
+    rcl says ``failed to initialize rcl: Couldn't parse params file: '--params-file X'.
+    Error: Error opening YAML file, at /project/src/parser.c:271, at ...``: the C source
+    locations are cut off.
+    """
+    import re
+
+    text = str(exc).replace('failed to initialize rcl: ', '')
+    text = re.sub(r',? at [^,]*\.c:\d+', '', text).strip()
+    match = re.search(r"params file: '--params-file ([^']*)'\. Error: (.*)", text)
+    if match:
+        return f'parameters file {match.group(1)}: {match.group(2).rstrip(". ")}'
+    return text
+
+
 def stamp_now(node: Node) -> Any:
     """The node clock's current time as a message stamp."""
     return node.get_clock().now().to_msg()
+
+
+SPIN_WAKE_S = 0.2  # the main thread leaves the wait this often, so a signal is handled
+
+
+def _stop_on_signals() -> None:
+    """SIGINT and SIGTERM raise KeyboardInterrupt in the main thread, once.
+
+    rclpy's own handlers shut the context down at once, so everything the node logs while
+    it stops (watches cancelled, records written) failed with "Failed to publish log message
+    to rosout: publisher's context is invalid"; here the context stays up until the node is
+    destroyed. A second SIGTERM terminates; a second SIGINT is ignored.
+    """
+    import signal
+
+    def stop(signum: int, frame: Any) -> None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        raise KeyboardInterrupt(f'signal {signum}')
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
 
 
 def spin(
@@ -159,9 +198,18 @@ def spin(
 ) -> int:
     """Init rclpy, build the node, spin a multi-threaded executor, shut down cleanly.
 
-    ``threads`` may be a function of the built node (a count from its parameters).
+    ``threads`` may be a function of the built node (a count from its parameters). The
+    signals are ours (:func:`_stop_on_signals`), not rclpy's: the node is destroyed while
+    its context is still up, then the context is shut down.
     """
-    rclpy.init(args=args)
+    from rclpy.signals import SignalHandlerOptions
+
+    try:
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    except Exception as exc:  # noqa: BLE001 - RCLError: a bad --params-file or --ros-args
+        print(f'cannot start: {ros_args_problem(exc)}', file=sys.stderr)
+        return 2
+    _stop_on_signals()
     node = None
     try:
         node = make_node()
@@ -171,13 +219,14 @@ def spin(
         count = threads(node) if callable(threads) else threads
         executor = MultiThreadedExecutor(num_threads=count)
         executor.add_node(node)
-        executor.spin()
+        while rclpy.ok():  # what executor.spin() does, waking up for the signal handlers
+            executor.spin_once(timeout_sec=SPIN_WAKE_S)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except Exception as exc:  # noqa: BLE001 - re-raised unless it is a shutdown race
         if rclpy.ok():
             raise  # a failure while running
-        # Ctrl-C shut the context down while a callback was publishing or answering: the
+        # the context was shut down while a callback was publishing or answering: the
         # callback's error reaches spin() after the stop was asked for. A clean stop, not a crash.
         print(f'stopped during a callback ({type(exc).__name__}: {exc})', file=sys.stderr)
     finally:

@@ -99,3 +99,115 @@ def follow_traces(on_record: Callable[[Any], None], topic: str = '/executor/trac
     finally:
         session.close()
     return received[0]
+
+
+class OutcomeWatch:
+    """Hears what the executor does with requests: final records, confirmation asks, watches.
+
+    Made *before* the request is sent (or the confirmation given). All three topics are
+    transient local on the executor's side (the traces and confirmation requests keep their
+    last 50 / ``confirmation_history``, watch events their last 50), so a record published
+    before this reader matched still arrives. :meth:`wait` spins until a final record of the
+    request arrives, telling ``on_confirmation`` and ``on_watch`` what it hears meanwhile.
+    """
+
+    def __init__(self, namespace: str = '', trace_topic: str = 'executor/traces',
+                 confirmation_topic: str = 'executor/confirmation_requests',
+                 watch_topic: str = 'executor/watch_events') -> None:
+        from tool_router.msg import ConfirmationRequest, ExecutionTrace, WatchEvent
+        from tool_router.ros.common import latched
+
+        ns = '/' + namespace.strip('/') if namespace.strip('/') else ''
+        self.session = RosSession('tool_router_outcome')
+        self.traces: list[Any] = []
+        self.confirmations: list[Any] = []
+        self.watch_events: list[Any] = []
+        node = self.session.node
+        self.trace_topic = _under(ns, trace_topic)
+        self._trace_sub = node.create_subscription(ExecutionTrace, self.trace_topic,
+                                                   self.traces.append, latched(50))
+        node.create_subscription(ConfirmationRequest, _under(ns, confirmation_topic),
+                                 self.confirmations.append, latched(50))
+        node.create_subscription(WatchEvent, _under(ns, watch_topic),
+                                 self.watch_events.append, latched(50))
+
+    def matched(self, timeout_s: float) -> bool:
+        """Wait (at most ``timeout_s``) until the executor's trace writer is seen."""
+        deadline = time.monotonic() + timeout_s
+        while self._trace_sub.get_publisher_count() == 0 and time.monotonic() < deadline:
+            self.session.spin_once(0.05)
+        return self._trace_sub.get_publisher_count() > 0
+
+    def wait(self, request_id: str, bound_s: float,
+             done: Callable[[Any], bool] = lambda record: True,
+             on_confirmation: Callable[[Any], float] | None = None,
+             on_watch: Callable[[Any], None] | None = None) -> Any:
+        """The first final record of ``request_id`` that ``done`` accepts, or None.
+
+        None after ``bound_s`` seconds. ``on_confirmation(msg)`` is called once per
+        ConfirmationRequest of the request and returns how many seconds to add to the bound
+        (the operator's time); ``on_watch(record)`` once per WatchEvent (as a WatchRecord).
+        """
+        from tool_router.executor.traces import record_from_json
+
+        deadline = time.monotonic() + bound_s
+        seen_c = seen_w = seen_t = 0
+        while self.session.ok():
+            for msg in self.confirmations[seen_c:]:
+                seen_c += 1
+                if msg.request_id == request_id and on_confirmation is not None:
+                    deadline += max(0.0, on_confirmation(msg))
+            for msg in self.watch_events[seen_w:]:
+                seen_w += 1
+                if msg.request_id == request_id and on_watch is not None:
+                    on_watch(watch_record_of(msg))
+            for msg in self.traces[seen_t:]:
+                seen_t += 1
+                if msg.request_id == request_id:
+                    record = record_from_json(msg.record_json)
+                    if done(record):
+                        return record
+            if time.monotonic() >= deadline:
+                return None
+            self.session.spin_once(0.1)
+        return None
+
+    def watches_of(self, request_id: str, settle_s: float = 2.0,
+                   wanted: tuple[str, ...] = ()) -> list[Any]:
+        """The watch events of ``request_id`` heard so far (as WatchRecords).
+
+        Waits up to ``settle_s`` for an event of each of the ``wanted`` watch ids first.
+        """
+        deadline = time.monotonic() + settle_s
+        while time.monotonic() < deadline and self.session.ok():
+            heard = {m.watch_id for m in self.watch_events if m.request_id == request_id}
+            if all(w in heard for w in wanted):
+                break
+            self.session.spin_once(0.05)
+        return [watch_record_of(m) for m in self.watch_events if m.request_id == request_id]
+
+    def close(self) -> None:
+        """Destroy the node and its context."""
+        self.session.close()
+
+    def __enter__(self) -> 'OutcomeWatch':
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _under(ns: str, name: str) -> str:
+    """A relative topic name under the namespace (an absolute one as given)."""
+    return name if name.startswith('/') else f'{ns}/{name}'
+
+
+def watch_record_of(msg: Any) -> Any:
+    """A WatchEvent message as the WatchRecord it was made from."""
+    from tool_router.executor.traces import WatchRecord
+    from tool_router.ros.convert import seconds_of
+
+    return WatchRecord(event=msg.event, stamp=seconds_of(msg.stamp), watch_id=msg.watch_id,
+                       request_id=msg.request_id, tool=msg.tool, condition=msg.condition,
+                       predicate=msg.predicate, sensor=msg.sensor, expires=msg.expires,
+                       samples=msg.samples, value=msg.value or None, reason=msg.reason)

@@ -51,6 +51,7 @@ from tool_router.executor.permissions import PermissionPolicy, load_permissions
 from tool_router.executor.pipeline import ConfirmRequest, ExecutionPipeline, Selection
 from tool_router.executor.sampling import BindingSampler, Sampler, TextSampler
 from tool_router.executor.sink import TraceSink
+from tool_router.executor.story import confirm_hint
 from tool_router.executor.traces import (ConfirmationOutcome, Redactor, TraceRecord, TraceWriter,
                                          WatchRecord, restart_cancellations, trace_files)
 from tool_router.executor.watches import Watch, WatchManager
@@ -163,9 +164,10 @@ class RosConfirmer:
                     timeout_s=float(r.timeout_s),
                 )
             )
+            hint = confirm_hint(r.request_id, r.tool, self._node.get_namespace())
             self._node.get_logger().info(
                 f'waiting {r.timeout_s:g} s for confirmation of {r.tool} (request {r.request_id})'
-                f': tool-router confirm {r.request_id} {r.tool} --approve|--deny'
+                f': {hint} (or --deny)'
             )
         return {r.tool: self._book.wait(entry, deadline) for r, entry in entries}
 
@@ -193,6 +195,7 @@ class ExecutorNode(Node):
         self._urgent_lock = threading.Lock()
         self._sink: TraceSink | None = None
         self._pending_pub: Any = None
+        self._closing = False  # set by destroy_node: the link reporter thread stops
         self.book = ConfirmationBook(on_change=self._publish_pending)
         self._error = ''
         self._log = level_logger(self)
@@ -243,7 +246,10 @@ class ExecutorNode(Node):
             from tool_router.executor.bag import McapTraceBag
 
             bag = McapTraceBag(c.resolved_trace_dir(ns), c.trace_topic)
-        self._trace_pub = self.create_publisher(ExecutionTrace, c.trace_topic, 50)
+        # transient local: `tool-router call` subscribes before it sends and still gets a
+        # record published before its reader matched (volatile readers, trace tail, get
+        # only new ones)
+        self._trace_pub = self.create_publisher(ExecutionTrace, c.trace_topic, latched(50))
         self._watch_pub = self.create_publisher(WatchEvent, c.watch_events_topic, latched(50))
         self._sink = TraceSink(writer, bag, on_record=self._publish_record,
                                on_watch=self._publish_watch, log=self._log)
@@ -538,6 +544,7 @@ class ExecutorNode(Node):
         Cancel watches, trace queued selections as cancelled, interrupt confirmation
         waits, stop the workers (they finish their records), close the trace files.
         """
+        self._closing = True
         if hasattr(self, '_watch_timer'):
             self._watch_timer.cancel()
             self.watches.cancel_all('executor shutdown: watches do not survive a restart')

@@ -143,11 +143,23 @@ class RouterNode(LifecycleNode):
         if not self.get_parameter('autostart').value:
             self.get_logger().info('waiting for lifecycle transitions (autostart is false)')
             return True
-        if self.trigger_configure() == TransitionCallbackReturn.SUCCESS:
+        self._autostarting = True  # the failure is logged once, here, not also by on_configure
+        try:
+            configured = self.trigger_configure() == TransitionCallbackReturn.SUCCESS
+        finally:
+            self._autostarting = False
+        if configured:
             self.trigger_activate()
             return True
-        self.get_logger().fatal(f'configuration failed, not serving: {self._error}')
+        self.get_logger().fatal(f'cannot configure, not serving: {self._error}')
         return False
+
+    def _configure_failed(self, error: str) -> TransitionCallbackReturn:
+        """Keep the error for :meth:`startup`; log it when configured by hand (lifecycle)."""
+        self._error = error
+        if not getattr(self, '_autostarting', False):
+            self.get_logger().error(f'cannot configure: {error}')
+        return TransitionCallbackReturn.FAILURE
 
     def _current_config(self) -> BaseRouterConfig:
         """The declared parameters, plus any unknown name from a params file or ``-p``.
@@ -181,13 +193,9 @@ class RouterNode(LifecycleNode):
             self.router = Router(self.config)
             self._admission.params = self.config.serving  # bounds from the node's parameters
         except OSError as exc:  # the router key's directory cannot be made or written
-            self._error = f'router key: {exc}'
-            self.get_logger().error(f'cannot configure: {self._error}')
-            return TransitionCallbackReturn.FAILURE
+            return self._configure_failed(f'router key: {exc}')
         except (ToolRouterError, pydantic.ValidationError) as exc:
-            self._error = startup_problem(exc)
-            self.get_logger().error(f'cannot configure: {self._error}')
-            return TransitionCallbackReturn.FAILURE
+            return self._configure_failed(startup_problem(exc))
         if self.router.index_warning:
             self.get_logger().warning(self.router.index_warning)
         c = self.config
