@@ -26,9 +26,12 @@ the executor's signature (HMAC-SHA256 by ``executor_key_file``'s key over
 :func:`~tool_router.common.signing.ack_payload`) **and** answers the selection this router
 published: the ack names that selection's router signature (:meth:`AckBook.expect`). The
 executor's genuine refusal of a forged selection that copied a request id names the forged
-selection's signature, so it decides nothing either. :meth:`AckBook.receive` ignores and counts
-everything else (``acks_unsigned``, ``acks_bad_signature``, ``acks_other_selection``); a forged
-ack never changes what the caller is told.
+selection's signature, so it decides nothing either. A genuine ack taken once is never taken
+again (its signature is remembered): a request sent twice is routed to the same tools and so
+to the same router signature, and the executor's "accepted" for the first must not answer the
+second, which it refuses as a replay. :meth:`AckBook.receive` ignores and counts everything
+else (``acks_unsigned``, ``acks_bad_signature``, ``acks_other_selection``, ``acks_replayed``);
+a forged ack never changes what the caller is told.
 """
 from __future__ import annotations
 
@@ -50,6 +53,9 @@ def no_subscriber_reason(timeout_s: float) -> str:
     """The reason given when no executor's reader matched the selection writer in time."""
     return (f'no executor subscribed to the selection topic within {timeout_s:g} s: nothing '
             'was sent (is the executor running, in this namespace and ROS domain?)')
+
+
+ACKS_REMEMBERED = 4096  # signatures of delivered acks kept to refuse their replay
 
 
 @dataclass
@@ -87,7 +93,9 @@ class AckBook:
         self._lock = threading.Lock()
         self.timeouts = 0
         self.key: bytes | None = None  # the executor's ack key (the node sets it at configure)
-        self.ignored = {'acks_unsigned': 0, 'acks_bad_signature': 0, 'acks_other_selection': 0}
+        self.ignored = {'acks_unsigned': 0, 'acks_bad_signature': 0, 'acks_other_selection': 0,
+                        'acks_replayed': 0}
+        self._taken: dict[str, None] = {}  # signatures of the acks delivered (the latest ones)
 
     def __len__(self) -> int:
         with self._lock:
@@ -132,10 +140,15 @@ class AckBook:
             why, counter = 'bad signature', 'acks_bad_signature'
         elif expected is None or msg.selection_signature != expected:
             why, counter = 'answers another selection', 'acks_other_selection'
-        if why:
-            with self._lock:
+        with self._lock:
+            if not why and msg.signature in self._taken:
+                why, counter = 'replayed', 'acks_replayed'
+            if why:
                 self.ignored[counter] += 1
-            return why
+                return why
+            self._taken[msg.signature] = None
+            if len(self._taken) > ACKS_REMEMBERED:
+                del self._taken[next(iter(self._taken))]
         self.deliver(request_id, bool(msg.accepted), str(msg.reason))
         return ''
 
