@@ -4,10 +4,13 @@ An operator is a name, a role and a key id; the key lives in a file readable onl
 its owner (:mod:`tool_router.common.signing`). A confirmation carries an HMAC-SHA256
 over ``confirmation_payload`` (request id, tool, decision, timestamp, nonce, key id);
 an executed request carries one over ``execute_payload`` (request id, request text,
-execute flag, timestamp, nonce, key id). :class:`ConfirmationVerifier` checks the key
-id, the signature, the freshness window, that the nonce was never used, and that the
-operator's role covers the risk class of every tool the call covers (approves, or asks
-to dispatch). Anything else is a :class:`SecurityRecord` (written to the trace files)
+execute flag, timestamp, nonce, key id); a watch cancellation one over ``cancel_payload``
+(watch id, request id, timestamp, nonce, key id). :class:`ConfirmationVerifier` checks the
+key id, the signature, the freshness window, that the nonce was never used, and that the
+operator's role covers the risk class of every tool the call covers (approves, asks to
+dispatch, or would stop watching); ending a watch of a safety tool (``safety_tools``: land,
+return_to_home, hold_position, emergency_stop) also needs a role of ``safety_cancel_roles``
+(pilot). Anything else is a :class:`SecurityRecord` (written to the trace files)
 and approves or dispatches nothing.
 
 The operators file (default ``$ROS_HOME/tool_router/operators.yaml``)::
