@@ -22,7 +22,7 @@ from tool_router.ros.session import RosSession
 
 
 PROBE_TIMEOUT_S = 1.0  # per probe while the reply path is discovered
-TRY_TIMEOUT_S = 3.0  # per attempt of the call itself once a probe was answered
+TRY_TIMEOUT_S = 3.0  # at least, per attempt of the call itself (else half the time left)
 
 
 def call_confirm(request_id: str, tool: str, approve: bool, operator_name: str,
@@ -44,10 +44,19 @@ def call_confirm(request_id: str, tool: str, approve: bool, operator_name: str,
             request.nonce, request.signature = signed.nonce, signed.signature
         return request
 
-    resend = (lambda: make(resign())) if resign is not None else None
-    return call_service(ConfirmTool, service, make(signed), timeout_s, 'tool_router_confirm',
-                        probe=ConfirmTool.Request(), resend=resend,
-                        what='the decision was not delivered')
+    sent = [0]
+
+    def again() -> Any:
+        sent[0] += 1
+        return make(resign()) if resign is not None else make(signed)
+
+    answer = call_service(ConfirmTool, service, make(signed), timeout_s, 'tool_router_confirm',
+                          probe=ConfirmTool.Request(), resend=again,
+                          what='the decision was not delivered')
+    if sent[0] and not answer.success and answer.message.startswith('no pending'):
+        answer.message += ('; it was sent again after no answer came: the first one may have '
+                           'decided it (see the trace)')
+    return answer
 
 
 def call_service(srv_type: Any, service: str, request: Any, timeout_s: float = 10.0,
@@ -73,8 +82,9 @@ def call_service(srv_type: Any, service: str, request: Any, timeout_s: float = 1
                                       lambda: probe) is None:
             raise ToolRouterError(f'{lost}{service} never answered within {timeout_s:g} s '
                                   '(its replies do not reach this process)')
-        answer = _ask(session, client, request, deadline, TRY_TIMEOUT_S,
-                      resend or (lambda: request))
+        # the reply path works now: give the call most of the time left before resending
+        per_try = max(TRY_TIMEOUT_S, (deadline - time.monotonic()) / 2)
+        answer = _ask(session, client, request, deadline, per_try, resend or (lambda: request))
         if answer is None:
             raise ToolRouterError(f'{lost}no answer from {service} within {timeout_s:g} s')
         return answer
