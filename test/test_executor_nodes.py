@@ -466,13 +466,14 @@ def test_watch_list_and_cancel_through_the_cli(rig):
     mine = [w for w in json.loads(listed.stdout) if w['request_id'] == rid]
     assert [(w['tool'], w['state']) for w in mine] == [('gimbal_control', 'armed')]
     assert mine[0]['predicate'] == 'battery_status.battery_pct < 1 %'
-    out = cli('watch', 'cancel', mine[0]['watch_id'], '--operator', 'alice')
+    ops = ('--operators', str(rig['peer'].operators))
+    out = cli('watch', 'cancel', mine[0]['watch_id'], '--operator', 'Dana', *ops)
     assert out.returncode == 0 and mine[0]['watch_id'] in out.stdout, out.stderr
-    again = cli('watch', 'cancel', mine[0]['watch_id'])
+    again = cli('watch', 'cancel', mine[0]['watch_id'], '--operator', 'Dana', *ops)
     assert again.returncode == 1 and 'no armed watch' in again.stderr
     events = [r['event'] for r in watch_records(rig['a'], rid)]
     assert events == ['armed', 'cancelled']
-    assert watch_records(rig['a'], rid)[1]['reason'] == 'cancelled by alice'
+    assert watch_records(rig['a'], rid)[1]['reason'] == 'cancelled by Dana'
 
 
 def test_restart_cancels_watches_and_traces_it(rig, tmp_path):

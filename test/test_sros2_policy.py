@@ -41,6 +41,11 @@ def test_policy_covers_the_shipped_names_and_keeps_the_control_plane_narrow():
     assert {c.trace_topic, c.confirmation_topic, c.watch_events_topic} <= executor['publish']
     assert '/route_request' in e['/tool_router/router']['reply']
     assert c.selection_topic in e['/tool_router/router']['publish']
+    # the executor's acks: it publishes them, the router reads them, nobody else writes them
+    assert '/executor/acks' in executor['publish']
+    assert '/executor/acks' in e['/tool_router/router']['subscribe']
+    assert all('/executor/acks' not in rights.get('publish', set())
+               for path, rights in e.items() if path != '/tool_router/executor')
     # nobody but the router publishes selections; nobody but the executor calls the vehicle
     for path, rights in e.items():
         if path != '/tool_router/router':

@@ -211,8 +211,9 @@ def cmd_confirm(args: argparse.Namespace) -> int:
     # listening before the decision goes out: the record it leads to is not missed
     outcomes = None if args.no_wait else OutcomeWatch(args.namespace)
     try:
+        resign = None if args.insecure else (lambda: _sign(args, operator_name))
         resp = call_confirm(args.request_id, args.tool or '', args.approve, operator_name,
-                            args.service, args.timeout, signed)
+                            args.service, args.timeout, signed, resign)
         if args.json and (outcomes is None or not resp.success):
             print(json.dumps({'success': resp.success, 'message': resp.message,
                               'affected_tools': list(resp.affected_tools)}))
@@ -276,14 +277,20 @@ def _confirmed_outcome(args: argparse.Namespace, outcomes: object, resp: object)
 
 def _sign(args: argparse.Namespace, operator_name: str) -> object:
     """A signed confirmation with the key of --key, or of the operator in the operators file."""
+    from tool_router.common import signing
+
+    key, key_id = _key(args, operator_name)
+    return signing.sign_confirmation(key, key_id, args.request_id, args.tool or '', args.approve)
+
+
+def _key(args: argparse.Namespace, operator_name: str) -> tuple[bytes, str]:
+    """The key and key id of --key / --key-id / the operator in the operators file."""
     from pathlib import Path
 
-    from tool_router.common import signing
     from tool_router.executor import auth
 
     path = Path(args.operators) if args.operators else auth.default_operators_file()
-    key, key_id = auth.signing_key(path, operator_name, args.key_id, args.key)
-    return signing.sign_confirmation(key, key_id, args.request_id, args.tool or '', args.approve)
+    return auth.signing_key(path, operator_name, args.key_id, args.key)
 
 
 def cmd_operator(args: argparse.Namespace) -> int:
@@ -333,8 +340,10 @@ def cmd_watch(args: argparse.Namespace) -> int:
         args.cancel_service = _in_namespace(ns, args.cancel_service, '/executor/cancel_watch')
 
     if args.action == 'list':
+        # listing changes nothing: the request is its own probe, resent until answered
         resp = call_service(ListWatches, args.list_service,
-                            ListWatches.Request(include_ended=args.all), args.timeout)
+                            ListWatches.Request(include_ended=args.all), args.timeout,
+                            what='the watch list did not arrive')
         watches = [watch_dict(w) for w in resp.watches]
         if args.json:
             print(json.dumps(watches))
@@ -344,9 +353,23 @@ def cmd_watch(args: argparse.Namespace) -> int:
     if not args.watch_id and not args.request:
         print('tool-router: watch cancel needs a WATCH_ID or --request ID', file=sys.stderr)
         return 2
-    resp = call_service(CancelWatch, args.cancel_service, CancelWatch.Request(
-        watch_id=args.watch_id or '', request_id=args.request or '',
-        operator_name=args.operator or getpass.getuser()), args.timeout)
+    from tool_router.common import signing
+
+    operator_name = args.operator or getpass.getuser()
+    key = None if args.insecure else _key(args, operator_name)
+
+    def make() -> CancelWatch.Request:
+        request = CancelWatch.Request(watch_id=args.watch_id or '', request_id=args.request or '',
+                                      operator_name=operator_name)
+        if key is not None:  # signed afresh for each attempt: a resent nonce is a replay
+            signed = signing.sign_cancel(key[0], key[1], request.watch_id, request.request_id)
+            request.key_id, request.timestamp = signed.key_id, signed.timestamp
+            request.nonce, request.signature = signed.nonce, signed.signature
+        return request
+
+    resp = call_service(CancelWatch, args.cancel_service, make(), args.timeout,
+                        probe=CancelWatch.Request(), resend=make,
+                        what='the cancellation was not delivered')
     if args.json:
         print(json.dumps({'success': resp.success, 'message': resp.message,
                           'cancelled': list(resp.cancelled)}))
@@ -454,7 +477,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument('watch_id', nargs='?', default='', help='cancel: the watch id')
     p.add_argument('--request', default='', help='cancel: every watch of this request id')
     p.add_argument('--all', action='store_true', help='list: also recently ended watches')
-    p.add_argument('--operator', default='', help='cancel: your name, recorded in the trace')
+    add_signing_args(p, 'cancel')
+    p.add_argument('--insecure', action='store_true',
+                   help='cancel: send unsigned (only an executor with insecure_confirmations '
+                        'accepts it)')
     p.add_argument('--namespace', default='', help='vehicle namespace, e.g. uav1')
     p.add_argument('--list-service', default='/executor/list_watches',
                    help='list: service name')

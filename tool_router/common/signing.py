@@ -6,7 +6,9 @@ signed, each starting with its own domain line so that one can never pass for an
 
 * :func:`execute_payload` -- a requester's request to execute (operator key);
 * :func:`selection_payload` -- the router's selection of tools for that request (router key);
-* :func:`confirmation_payload` -- an operator's approve/deny of one tool (operator key).
+* :func:`confirmation_payload` -- an operator's approve/deny of one tool (operator key);
+* :func:`cancel_payload` -- an operator's cancellation of a condition watch (operator key);
+* :func:`ack_payload` -- the executor's answer to one selection (executor key).
 
 Who may sign what, and the checks of a received signature (freshness, nonces, roles), are the
 executor's: :mod:`tool_router.executor.auth`.
@@ -31,12 +33,19 @@ from tool_router.common.paths import ros_home
 SIGNATURE_DOMAIN = 'tool_router/confirm/v1'
 EXECUTE_DOMAIN = 'tool_router/execute/v2'
 SELECT_DOMAIN = 'tool_router/select/v1'
+CANCEL_DOMAIN = 'tool_router/cancel/v1'
+ACK_DOMAIN = 'tool_router/ack/v1'
 KEY_BYTES = 32
 
 
 def default_router_key_file() -> Path:
     """``$ROS_HOME/tool_router/keys/router.key``: the key the router signs selections with."""
     return ros_home() / 'tool_router' / 'keys' / 'router.key'
+
+
+def default_executor_key_file() -> Path:
+    """``$ROS_HOME/tool_router/keys/executor.key``: the key the executor signs its acks with."""
+    return ros_home() / 'tool_router' / 'keys' / 'executor.key'
 
 
 def check_key_file(path: Path) -> None:
@@ -164,7 +173,7 @@ def selection_payload(request_id: str, request_text: str, tools: Iterable[str],
 
 
 def router_key(path: Path, create: bool = False) -> bytes:
-    """The router's signing key from ``path`` (:func:`read_key`'s checks).
+    """The router's (or the executor's) signing key from ``path`` (:func:`read_key`'s checks).
 
     ``create``: make a new one (mode 0600) when the file does not exist; a concurrent
     creator's key wins and is read.
@@ -232,3 +241,71 @@ def sign_confirmation(key: bytes, key_id: str, request_id: str, tool: str, appro
     return SignedConfirmation(request_id=request_id, tool=tool, approve=approve,
                               timestamp=stamp, nonce=nonce, key_id=key_id,
                               signature=sign(key, payload))
+
+
+class SignedCancel(BaseModel):
+    """The signed fields of a CancelWatch request."""
+
+    model_config = ConfigDict(extra='forbid')
+
+    watch_id: str
+    request_id: str
+    timestamp: float
+    nonce: str
+    key_id: str
+    signature: str
+
+
+def cancel_payload(watch_id: str, request_id: str, timestamp: float, nonce: str,
+                   key_id: str) -> bytes:
+    """The exact bytes a watch cancellation signature covers (docs/SECURITY.md).
+
+    The line ``tool_router/cancel/v1``, then, length-prefixed as in :func:`execute_payload`:
+    the watch id, the request id (either may be ''), the timestamp (6 decimals), the nonce and
+    the key id.
+    """
+    return _length_prefixed(CANCEL_DOMAIN, [watch_id, request_id, f'{timestamp:.6f}', nonce,
+                                            key_id])
+
+
+def sign_cancel(key: bytes, key_id: str, watch_id: str, request_id: str,
+                clock: Callable[[], float] = time.time) -> SignedCancel:
+    """A fresh signed watch cancellation (new nonce, current time)."""
+    stamp, nonce = fresh_stamp(clock)
+    payload = cancel_payload(watch_id, request_id, stamp, nonce, key_id)
+    return SignedCancel(watch_id=watch_id, request_id=request_id, timestamp=stamp, nonce=nonce,
+                        key_id=key_id, signature=sign(key, payload))
+
+
+def ack_payload(request_id: str, accepted: bool, reason: str, stamp_sec: int,
+                stamp_nanosec: int, selection_signature: str) -> bytes:
+    """The exact bytes an executor's ack signature covers (docs/SECURITY.md).
+
+    The line ``tool_router/ack/v1``, then, length-prefixed as in :func:`execute_payload`: the
+    request id, ``accepted`` or ``refused``, the reason, the ack's stamp as
+    ``<sec>.<nanosec, 9 digits>`` and the router signature of the selection it answers. That
+    last field binds the ack to one selection: the executor's genuine refusal of a forged
+    selection that copied a request id cannot stand for the answer to the router's own.
+    """
+    return _length_prefixed(ACK_DOMAIN, [request_id, 'accepted' if accepted else 'refused',
+                                         reason, f'{int(stamp_sec)}.{int(stamp_nanosec):09d}',
+                                         selection_signature])
+
+
+def ack_signature(msg: Any, key: bytes | None = None) -> str:
+    """The executor's signature of a SelectionAck message (hex HMAC-SHA256 of ack_payload).
+
+    ``key`` defaults to the key of :func:`default_executor_key_file` (made when missing): what
+    the executor node signs with by default, and what a test playing the executor uses.
+    """
+    if key is None:
+        key = router_key(default_executor_key_file(), create=True)
+    return sign(key, ack_payload(msg.request_id, bool(msg.accepted), msg.reason,
+                                 msg.stamp.sec, msg.stamp.nanosec, msg.selection_signature))
+
+
+def ack_signature_ok(key: bytes, msg: Any) -> bool:
+    """Whether a SelectionAck message carries the executor's signature (constant time)."""
+    expected = ack_signature(msg, key)
+    return hmac.compare_digest(expected.encode('ascii'),
+                               str(msg.signature).strip().lower().encode('utf-8', 'replace'))

@@ -4,10 +4,13 @@ An operator is a name, a role and a key id; the key lives in a file readable onl
 its owner (:mod:`tool_router.common.signing`). A confirmation carries an HMAC-SHA256
 over ``confirmation_payload`` (request id, tool, decision, timestamp, nonce, key id);
 an executed request carries one over ``execute_payload`` (request id, request text,
-execute flag, timestamp, nonce, key id). :class:`ConfirmationVerifier` checks the key
-id, the signature, the freshness window, that the nonce was never used, and that the
-operator's role covers the risk class of every tool the call covers (approves, or asks
-to dispatch). Anything else is a :class:`SecurityRecord` (written to the trace files)
+execute flag, timestamp, nonce, key id); a watch cancellation one over ``cancel_payload``
+(watch id, request id, timestamp, nonce, key id). :class:`ConfirmationVerifier` checks the
+key id, the signature, the freshness window, that the nonce was never used, and that the
+operator's role covers the risk class of every tool the call covers (approves, asks to
+dispatch, or would stop watching); ending a watch of a safety tool (``safety_tools``: land,
+return_to_home, hold_position, emergency_stop) also needs a role of ``safety_cancel_roles``
+(pilot). Anything else is a :class:`SecurityRecord` (written to the trace files)
 and approves or dispatches nothing.
 
 The operators file (default ``$ROS_HOME/tool_router/operators.yaml``)::
@@ -37,14 +40,18 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from tool_router.common.errors import ConfigError
 from tool_router.common.paths import ros_home
 from tool_router.executor.nonces import NonceStore
-from tool_router.common.signing import (confirmation_payload, execute_payload,
-                                        read_key, sign, write_key)
+from tool_router.common.signing import (cancel_payload, confirmation_payload,
+                                        execute_payload, read_key, sign, write_key)
 
 DEFAULT_ROLES: dict[str, list[str]] = {
     'pilot': ['none', 'motion', 'payload', 'critical'],
     'payload_operator': ['none', 'payload'],
     'observer': [],
 }
+# Watches whose action is one of these are the vehicle's own failsafes ("if the battery drops
+# below 20 %, return home"): cancelling one takes a role of SAFETY_CANCEL_ROLES.
+SAFETY_TOOLS = ['land', 'return_to_home', 'hold_position', 'emergency_stop']
+SAFETY_CANCEL_ROLES = ['pilot']
 KEY_ID = re.compile(r'^[A-Za-z0-9_.-]{3,64}$')
 NONCE = re.compile(r'^[A-Za-z0-9_-]{16,64}$')
 
@@ -83,6 +90,13 @@ class OperatorsFile(BaseModel):
         default_factory=lambda: {k: list(v) for k, v in DEFAULT_ROLES.items()},  # type: ignore
         description='Role -> risk classes its operators may approve, and ask to dispatch.')
     operators: list[Operator] = Field(default_factory=list)
+    safety_tools: list[str] = Field(
+        default_factory=lambda: list(SAFETY_TOOLS),
+        description='Safety actions: a watch that would run one is cancelled only by a role '
+                    'of safety_cancel_roles.')
+    safety_cancel_roles: list[str] = Field(
+        default_factory=lambda: list(SAFETY_CANCEL_ROLES),
+        description='Roles that may cancel a watch whose action is a safety tool.')
 
 
 class SecurityRecord(BaseModel):
@@ -94,9 +108,10 @@ class SecurityRecord(BaseModel):
     record: Literal['security'] = 'security'
     namespace: str = Field('', description="The executor's ROS namespace; '' = not recorded.")
     event: Literal['confirmation_refused', 'execute_refused', 'mavlink_refused',
-                   'refusals_summarized'] = Field(
+                   'cancel_refused', 'refusals_summarized'] = Field(
         'confirmation_refused', description='confirmation_refused: a /executor/confirm call; '
         'execute_refused: a selection to execute whose requester signature failed; '
+        'cancel_refused: a /executor/cancel_watch call; '
         'mavlink_refused: MAVLink messages dropped for their signature (require_signed); '
         'refusals_summarized: refusals over the per-window budget, counted (a flood).')
     stamp: float = Field(description='When it was refused, seconds since the epoch.')
@@ -104,7 +119,10 @@ class SecurityRecord(BaseModel):
     tool: str = Field('', description="Confirmation: the tool it named ('' = every pending "
                                       'tool).')
     tools: list[str] = Field(default_factory=list,
-                             description='execute_refused: the selected tools (none dispatched).')
+                             description='execute_refused: the selected tools (none dispatched); '
+                                         'cancel_refused: the watched tools (none cancelled).')
+    watch_id: str = Field('', description="cancel_refused: the watch id the call named ('' = "
+                                          "every watch of request_id).")
     approve: bool = Field(False, description='Confirmation: approve (true) or deny.')
     claimed_operator: str = Field(description='The operator_name the caller sent (unverified).')
     key_id: str = Field(description='The key id the caller sent (unverified).')
@@ -254,6 +272,8 @@ class ConfirmationVerifier:
                  nonces: NonceStore | None = None) -> None:
         self._ops = {op.key_id: op for op in operators.operators}
         self._roles = operators.roles
+        self._safety_tools = set(operators.safety_tools)
+        self._safety_roles = set(operators.safety_cancel_roles)
         self._keys = keys
         self._risk_of = risk_of
         self.max_age_s = max_age_s
@@ -304,9 +324,29 @@ class ConfirmationVerifier:
                                     policy, max_tools),
             timestamp, nonce, key_id, signature, list(tools), 'dispatch', max_age_s)
 
+    def verify_cancel(self, watch_id: str, request_id: str, timestamp: float, nonce: str,
+                      key_id: str, signature: str, tools: Iterable[str]) -> Verdict:
+        """Decide a watch cancellation; ``tools`` are the actions of the watches it would end.
+
+        The role must cover the risk class of every such tool (as for an approval), and a
+        safety tool (``safety_tools``: land, return_to_home, hold_position, emergency_stop)
+        needs a role of ``safety_cancel_roles`` (pilot): a failsafe is not for anyone to end.
+        """
+        def safety(op: Operator, wanted: list[str]) -> str:
+            hits = sorted({t for t in wanted if t in self._safety_tools})
+            if hits and op.role not in self._safety_roles:
+                return (f'role {op.role} may not cancel a watch of the safety action '
+                        f'{", ".join(hits)} (needs {", ".join(sorted(self._safety_roles))})')
+            return ''
+
+        return self._verify(
+            lambda: cancel_payload(watch_id, request_id, timestamp, nonce, key_id),
+            timestamp, nonce, key_id, signature, list(tools), 'cancel a watch of', None, safety)
+
     def _verify(self, payload: Callable[[], bytes], timestamp: float, nonce: str, key_id: str,
                 signature: str, tools: list[str], verb: str,
-                max_age_s: float | None = None) -> Verdict:
+                max_age_s: float | None = None,
+                extra: Callable[[Operator, list[str]], str] | None = None) -> Verdict:
         """Signed, well-formed, known key, signature, freshness, nonce, then the role."""
         if not signature and not key_id:
             return Verdict(ok=False, reason='unsigned', detail='no key id and no signature')
@@ -340,6 +380,10 @@ class ConfirmationVerifier:
             return Verdict(ok=False, reason='role_not_allowed', operator_name=op.name,
                            detail=f'role {op.role} may not {verb} '
                                   + ', '.join(f'{t} ({self._risk_of(t)})' for t in refused))
+        more = extra(op, tools) if extra is not None else ''
+        if more:
+            return Verdict(ok=False, reason='role_not_allowed', operator_name=op.name,
+                           detail=more)
         return Verdict(ok=True, operator_name=op.name)
 
     def owner(self, key_id: str) -> str:

@@ -145,6 +145,10 @@ class ExecutorConfig(BaseModel):
                                            'the network can swap the tools of a signed request.')
     router_key_file: str = Field('', description="The router's selection key, the router's "
                                  "router_key_file; '' = $ROS_HOME/tool_router/keys/router.key.")
+    executor_key_file: str = Field('', description="Key the executor signs its acks with (the "
+                                   "router's executor_key_file names the same file; made, mode "
+                                   "0600, at start when missing); '' = $ROS_HOME/tool_router/"
+                                   'keys/executor.key.')
     trace_chain: bool = Field(True, description='Hash-chain the trace lines, anchored in a '
                                                  'signed manifest (tool-router trace verify).')
     trace_chain_key_file: str = Field('', description="HMAC key of the trace manifests (0600, "
@@ -201,6 +205,12 @@ class ExecutorConfig(BaseModel):
         """The router's selection key file ($ROS_HOME/tool_router/keys/router.key by default)."""
         from tool_router.common.signing import default_router_key_file
         return Path(self.router_key_file) if self.router_key_file else default_router_key_file()
+
+    def resolved_executor_key(self) -> Path:
+        """The ack key file ($ROS_HOME/tool_router/keys/executor.key by default)."""
+        from tool_router.common.signing import default_executor_key_file
+        return (Path(self.executor_key_file) if self.executor_key_file
+                else default_executor_key_file())
 
     def resolved_chain_key(self) -> Path:
         """The trace chain key file."""

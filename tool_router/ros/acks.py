@@ -27,6 +27,18 @@ that keeps up, but an executor whose reader is flooded (a keyless process publis
 selections) drops the oldest samples of its history, the genuine one among them. The executor
 answers a copy it already has with the first copy's ack and runs it once
 (tool_router/executor/intake.py, rule 7).
+
+Anyone on the DDS domain can publish on the ack topic, so an ack counts only when it carries
+the executor's signature (HMAC-SHA256 by ``executor_key_file``'s key over
+:func:`~tool_router.common.signing.ack_payload`) **and** answers the selection this router
+published: the ack names that selection's router signature (:meth:`AckBook.expect`). The
+executor's genuine refusal of a forged selection that copied a request id names the forged
+selection's signature, so it decides nothing either. A genuine ack taken once is never taken
+again (its signature is remembered): a request sent twice is routed to the same tools and so
+to the same router signature, and the executor's "accepted" for the first must not answer the
+second, which it refuses as a replay. :meth:`AckBook.receive` ignores and counts everything
+else (``acks_unsigned``, ``acks_bad_signature``, ``acks_other_selection``, ``acks_replayed``);
+a forged ack never changes what the caller is told.
 """
 from __future__ import annotations
 
@@ -34,6 +46,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
+
+from tool_router.common.signing import ack_signature_ok
 
 
 def no_ack_reason(timeout_s: float) -> str:
@@ -48,6 +62,9 @@ def no_subscriber_reason(timeout_s: float) -> str:
             'was sent (is the executor running, in this namespace and ROS domain?)')
 
 
+ACKS_REMEMBERED = 4096  # signatures of delivered acks kept to refuse their replay
+
+
 @dataclass
 class Waiter:
     """One answer waiting for its ack: :meth:`wait` returns ``(executed, reason)``."""
@@ -57,6 +74,7 @@ class Waiter:
     deadline: float
     clock: Callable[[], float] = time.monotonic
     outcome: tuple[bool, str] | None = None
+    selection_signature: str | None = None  # the router signature of the selection it answers
     _done: threading.Event = field(default_factory=threading.Event)
 
     def wait(self, unsent: Callable[[str], bool] = lambda request_id: False) -> tuple[bool, str]:
@@ -81,6 +99,10 @@ class AckBook:
         self._waiting: dict[str, Waiter] = {}
         self._lock = threading.Lock()
         self.timeouts = 0
+        self.key: bytes | None = None  # the executor's ack key (the node sets it at configure)
+        self.ignored = {'acks_unsigned': 0, 'acks_bad_signature': 0, 'acks_other_selection': 0,
+                        'acks_replayed': 0}
+        self._taken: dict[str, None] = {}  # signatures of the acks delivered (the latest ones)
 
     def __len__(self) -> int:
         with self._lock:
@@ -99,8 +121,46 @@ class AckBook:
             self._waiting[request_id] = waiter
         return waiter
 
+    def expect(self, request_id: str, selection_signature: str) -> None:
+        """The selection of ``request_id`` goes out with this router signature (call first)."""
+        with self._lock:
+            waiter = self._waiting.get(request_id)
+            if waiter is not None:
+                waiter.selection_signature = selection_signature
+
+    def receive(self, msg: Any) -> str:
+        """A SelectionAck message arrived: deliver it if it is the executor's, for our selection.
+
+        Returns '' when delivered or nobody waits for it (late, another router's), else why it
+        was ignored (counted in :meth:`counters`).
+        """
+        request_id = str(msg.request_id)
+        with self._lock:
+            waiter = self._waiting.get(request_id)
+            expected = waiter.selection_signature if waiter is not None else None
+        if waiter is None:
+            return ''
+        why = ''
+        if not msg.signature:
+            why, counter = 'unsigned', 'acks_unsigned'
+        elif self.key is None or not ack_signature_ok(self.key, msg):
+            why, counter = 'bad signature', 'acks_bad_signature'
+        elif expected is None or msg.selection_signature != expected:
+            why, counter = 'answers another selection', 'acks_other_selection'
+        with self._lock:
+            if not why and msg.signature in self._taken:
+                why, counter = 'replayed', 'acks_replayed'
+            if why:
+                self.ignored[counter] += 1
+                return why
+            self._taken[msg.signature] = None
+            if len(self._taken) > ACKS_REMEMBERED:
+                del self._taken[next(iter(self._taken))]
+        self.deliver(request_id, bool(msg.accepted), str(msg.reason))
+        return ''
+
     def deliver(self, request_id: str, accepted: bool, reason: str) -> bool:
-        """An ack arrived; acks nobody waits for (late, or for another router) are ignored."""
+        """A verified ack arrived; acks nobody waits for (late, another router's) are ignored."""
         with self._lock:
             waiter = self._waiting.get(request_id)
             if waiter is None or waiter.outcome is not None:
@@ -120,7 +180,8 @@ class AckBook:
     def counters(self) -> dict[str, int]:
         """Answers waiting for an ack, and acks timed out so far (for /diagnostics)."""
         with self._lock:
-            return {'ack_waiting': len(self._waiting), 'ack_timeouts': self.timeouts}
+            return {'ack_waiting': len(self._waiting), 'ack_timeouts': self.timeouts,
+                    **self.ignored}
 
 
 GONE_KEPT = 1000  # dropped request ids remembered for their answers' reason

@@ -2,6 +2,15 @@
 
 The only module of :mod:`tool_router.executor` that talks ROS, through short-lived
 :class:`~tool_router.ros.session.RosSession` nodes.
+
+A fresh process's first call can be lost: ``wait_for_service`` says only that *this* side has
+matched the server; until the server's reply writer has matched our reader, the answer goes
+to nobody (6 of 20 ``tool-router confirm`` calls from fresh processes were never answered).
+So :func:`call_service` first sends a **probe** (a request that names nothing, answered at once
+and changing nothing: the executor's desk treats an empty confirmation or cancellation so,
+listing watches is harmless) until one is answered, as ``tool-router call`` does
+(:meth:`tool_router.ros.client.RouteClient._probe`), then sends the call, and sends it again
+(``resend``: freshly signed) while it is unanswered, all within ``timeout_s``.
 """
 from __future__ import annotations
 
@@ -12,39 +21,90 @@ from tool_router.common.errors import ToolRouterError
 from tool_router.ros.session import RosSession
 
 
+PROBE_TIMEOUT_S = 1.0  # per probe while the reply path is discovered
+TRY_TIMEOUT_S = 3.0  # at least, per attempt of the call itself (else half the time left)
+
+
 def call_confirm(request_id: str, tool: str, approve: bool, operator_name: str,
                  service: str = '/executor/confirm', timeout_s: float = 10.0,
-                 signed: Any = None) -> Any:
-    """Call the ConfirmTool service once; raise ToolRouterError when it does not answer.
+                 signed: Any = None, resign: Callable[[], Any] | None = None) -> Any:
+    """Call the ConfirmTool service (probe first, resend while unanswered, within timeout_s).
 
-    ``signed`` is an :class:`~tool_router.executor.signing.SignedConfirmation` (None = unsigned).
+    ``signed`` is a :class:`~tool_router.common.signing.SignedConfirmation` (None = unsigned);
+    ``resign()`` makes a fresh one for each resend (a resent nonce would be a replay).
+    ToolRouterError when the decision could not be delivered.
     """
     from tool_router.srv import ConfirmTool
 
-    request = ConfirmTool.Request(request_id=request_id, tool=tool, approve=approve,
-                                  operator_name=operator_name)
-    if signed is not None:
-        request.key_id, request.timestamp = signed.key_id, signed.timestamp
-        request.nonce, request.signature = signed.nonce, signed.signature
-    return call_service(ConfirmTool, service, request, timeout_s, 'tool_router_confirm')
+    def make(signed: Any) -> Any:
+        request = ConfirmTool.Request(request_id=request_id, tool=tool, approve=approve,
+                                      operator_name=operator_name)
+        if signed is not None:
+            request.key_id, request.timestamp = signed.key_id, signed.timestamp
+            request.nonce, request.signature = signed.nonce, signed.signature
+        return request
+
+    sent = [0]
+
+    def again() -> Any:
+        sent[0] += 1
+        return make(resign()) if resign is not None else make(signed)
+
+    answer = call_service(ConfirmTool, service, make(signed), timeout_s, 'tool_router_confirm',
+                          probe=ConfirmTool.Request(), resend=again,
+                          what='the decision was not delivered')
+    if sent[0] and not answer.success and answer.message.startswith('no pending'):
+        answer.message += ('; it was sent again after no answer came: the first one may have '
+                           'decided it (see the trace)')
+    return answer
 
 
 def call_service(srv_type: Any, service: str, request: Any, timeout_s: float = 10.0,
-                 prefix: str = 'tool_router_cli') -> Any:
-    """Call one service once and return its response; ToolRouterError when nobody answers."""
+                 prefix: str = 'tool_router_cli', probe: Any = None,
+                 resend: Callable[[], Any] | None = None, what: str = '') -> Any:
+    """Call one service and return its response; ToolRouterError when nobody answers in time.
+
+    ``probe``: a request that changes nothing, sent until answered before ``request`` (the
+    server can then reach us). While ``request`` is unanswered it is sent again (``resend()``
+    makes the next one; None: the same request), until ``timeout_s`` is spent.
+    """
+    from tool_router.ros.common import client_qos
+
     session = RosSession(prefix)
+    deadline = time.monotonic() + timeout_s
+    lost = f'{what}: ' if what else ''
     try:
-        client = session.node.create_client(srv_type, service)
+        client = session.node.create_client(srv_type, service, qos_profile=client_qos())
         if not client.wait_for_service(timeout_sec=timeout_s):
-            raise ToolRouterError(f'service {service} not available after {timeout_s:g} s',
+            raise ToolRouterError(f'{lost}service {service} not available after {timeout_s:g} s',
                                   hint='is the executor running? `tool-router serve`')
-        future = client.call_async(request)
-        if not session.spin_until(future, timeout_s):
-            future.cancel()
-            raise ToolRouterError(f'no answer from {service} within {timeout_s:g} s')
-        return future.result()
+        if probe is not None and _ask(session, client, probe, deadline, PROBE_TIMEOUT_S,
+                                      lambda: probe) is None:
+            raise ToolRouterError(f'{lost}{service} never answered within {timeout_s:g} s '
+                                  '(its replies do not reach this process)')
+        # the reply path works now: give the call most of the time left before resending
+        per_try = max(TRY_TIMEOUT_S, (deadline - time.monotonic()) / 2)
+        answer = _ask(session, client, request, deadline, per_try, resend or (lambda: request))
+        if answer is None:
+            raise ToolRouterError(f'{lost}no answer from {service} within {timeout_s:g} s')
+        return answer
     finally:
         session.close()
+
+
+def _ask(session: RosSession, client: Any, request: Any, deadline: float, per_try_s: float,
+         again: Callable[[], Any]) -> Any:
+    """Send ``request`` (then ``again()``) until one is answered or the deadline; None if none."""
+    while True:
+        future = client.call_async(request)
+        wait = min(per_try_s, max(0.01, deadline - time.monotonic()))
+        if session.spin_until(future, wait):
+            return future.result()
+        future.cancel()
+        client.remove_pending_request(future)
+        if time.monotonic() >= deadline:
+            return None
+        request = again()
 
 
 def pending_confirmations(topic: str = '/executor/pending_confirmations',

@@ -239,6 +239,8 @@ class ExecutorNode(Node):
             c.resolved_operators(), lambda tool: risks.get(tool, 'critical'), c.confirm_max_age_s,
             nonces=NonceStore(c.resolved_nonce_file(ns), c.nonce_window_s(), fsync=c.trace_fsync))
         chain_key = load_or_create_chain_key(c.resolved_chain_key()) if c.trace_chain else None
+        # signs every ack, so the router can tell ours from a forged one (docs/SECURITY.md)
+        self._ack_key = signing.router_key(c.resolved_executor_key(), create=True)
         writer = TraceWriter(c.resolved_trace_dir(ns), c.trace_max_bytes, fsync=c.trace_fsync,
                              chain_key=chain_key, namespace=ns)
         bag = None
@@ -421,7 +423,7 @@ class ExecutorNode(Node):
                                 max_tools=int(msg.requested_max_tools), key_id=msg.key_id,
                                 timestamp=float(msg.timestamp), nonce=msg.nonce,
                                 signature=msg.signature)
-        self._ack(self.intake.accept(selection, signatures))
+        self._ack(self.intake.accept(selection, signatures), msg.router_signature)
 
     def _submit(self, ticket: int, urgent: bool) -> None:
         """Hand a ticket to a worker; an emergency stop gets its own thread, never a queue."""
@@ -434,13 +436,15 @@ class ExecutorNode(Node):
         elif self._pool is not None:
             self._pool.submit(self.intake.run, ticket)
 
-    def _ack(self, ack: Ack) -> None:
+    def _ack(self, ack: Ack, selection_signature: str) -> None:
         if not ack.publish:  # a refusal over the flood budget (Intake rule 7)
             return
         try:
-            self._ack_pub.publish(SelectionAck(stamp=stamp_of(time.time()),
-                                               request_id=ack.request_id,
-                                               accepted=ack.accepted, reason=ack.reason))
+            msg = SelectionAck(stamp=stamp_of(time.time()), request_id=ack.request_id,
+                               accepted=ack.accepted, reason=ack.reason,
+                               selection_signature=selection_signature)
+            msg.signature = signing.ack_signature(msg, self._ack_key)
+            self._ack_pub.publish(msg)
         except Exception as exc:  # noqa: BLE001 - context shut down; the trace has it
             self.get_logger().debug(f'ack {ack.request_id} not published: {exc!r}')
 
@@ -519,9 +523,11 @@ class ExecutorNode(Node):
     def _on_cancel_watch(
         self, request: CancelWatch.Request, response: CancelWatch.Response
     ) -> CancelWatch.Response:
-        answer = self.desk.cancel_watch(CancelCall(watch_id=request.watch_id,
-                                                   request_id=request.request_id,
-                                                   operator_name=request.operator_name))
+        answer = self.desk.cancel_watch(CancelCall(
+            watch_id=request.watch_id, request_id=request.request_id,
+            operator_name=request.operator_name, key_id=request.key_id,
+            timestamp=float(request.timestamp), nonce=request.nonce,
+            signature=request.signature))
         response.success, response.message = answer.success, answer.message
         response.cancelled = list(answer.affected)
         return response

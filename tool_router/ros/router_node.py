@@ -190,6 +190,8 @@ class RouterNode(LifecycleNode):
             self._places = load_places(self.config.places_file or None)
             # the key the executor checks selections by (made here on the first start)
             self._router_key = signing.router_key(self.config.resolved_router_key(), create=True)
+            # the key the executor signs its acks with (made here when the router starts first)
+            self._acks.key = signing.router_key(self.config.resolved_executor_key(), create=True)
             self.router = Router(self.config)
             self._admission.params = self.config.serving  # bounds from the node's parameters
         except OSError as exc:  # the router key's directory cannot be made or written
@@ -212,7 +214,7 @@ class RouterNode(LifecycleNode):
         self._ack_sub = self.create_subscription(
             SelectionAck,
             c.ack_topic,
-            lambda m: self._acks.deliver(m.request_id, m.accepted, m.reason),
+            self._on_ack,
             ack_qos(),
             callback_group=self._ack_group,
         )
@@ -414,6 +416,13 @@ class RouterNode(LifecycleNode):
         self._count_answer(response.latency_ms)
         return response
 
+    def _on_ack(self, msg: SelectionAck) -> None:
+        why = self._acks.receive(msg)
+        if why:
+            self.get_logger().warning(
+                f'SECURITY: ignored an ack for {msg.request_id!r} ({why}): not the '
+                "executor's answer to our selection", throttle_duration_sec=5.0)
+
     def _count_answer(self, latency_ms: float) -> None:
         with self._lock:
             self._counts['ok'] += 1
@@ -446,6 +455,7 @@ class RouterNode(LifecycleNode):
             # signed for the selection topic only: a recorded decision is no selection
             msg.router_signature = signing.selection_signature(msg, self._router_key)
             timeout = self.config.executor_ack_timeout_s if self.config else 2.0
+            self._acks.expect(result.request_id, msg.router_signature)  # before it goes out
             if self._selection_pub.get_subscription_count() > 0:
                 self._selection_pub.publish(msg)
                 if resend:  # again until acked (a flooded reader drops samples)

@@ -128,6 +128,12 @@ class BaseRouterConfig(BaseModel):
         "executor's router_key_file must name the same file. '' = "
         '$ROS_HOME/tool_router/keys/router.key, created (mode 0600) at configure if missing.',
     )
+    executor_key_file: str = Field(
+        '',
+        description="Key the executor signs its acks with; the executor's executor_key_file "
+        "must name the same file. An ack that does not verify is ignored (and counted). '' = "
+        '$ROS_HOME/tool_router/keys/executor.key, created (mode 0600) at configure if missing.',
+    )
     places_file: str = Field(
         '',
         description='Named places conditions may name ("when you reach the north gate"); the '
@@ -159,6 +165,13 @@ class BaseRouterConfig(BaseModel):
         from tool_router.common.signing import default_router_key_file
 
         return Path(self.router_key_file) if self.router_key_file else default_router_key_file()
+
+    def resolved_executor_key(self) -> Path:
+        """The executor's ack key file ($ROS_HOME/tool_router/keys/executor.key by default)."""
+        from tool_router.common.signing import default_executor_key_file
+
+        return (Path(self.executor_key_file) if self.executor_key_file
+                else default_executor_key_file())
 
     if TYPE_CHECKING:  # the policy sections, added by config_model()
 
