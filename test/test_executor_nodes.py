@@ -426,6 +426,7 @@ def test_condition_watch_fires_once_over_dds_and_late_joiners_see_its_events(rig
     from tool_router.msg import WatchEvent
     peer = rig['peer']
     rid = peer.select('/test/selected_a', ['gimbal_control', 'battery_status'],
+                      'point the camera straight down when the battery reaches 100%',
                       conditions=['when the battery reaches 100%', ''])
     assert wait_until(lambda: len(watch_records(rig['a'], rid)) >= 2, 30), rig['executor'].output
     armed, fired = watch_records(rig['a'], rid)[:2]
