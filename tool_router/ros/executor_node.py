@@ -79,7 +79,7 @@ LIVE_PARAMS = {
 
 
 class RosDispatcher:
-    """Calls Trigger / SetBool / ToolCall services and publishes String messages, with deadlines."""
+    """Calls Trigger / SetBool / ToolCall services and publishes String messages (deadlines)."""
 
     def __init__(self, node: Node, bindings: dict[str, Binding]) -> None:
         self._node = node
