@@ -60,7 +60,7 @@ def test_illegal_transitions_are_refused(vehicle, setup, tool, words):
     before = vehicle.snapshot()
     tool, args = tool if isinstance(tool, tuple) else (tool, None)
     answer = vehicle.command(tool, args=args)
-    assert not answer.ok and answer.failure_mode == 'refused'
+    assert not answer.ok and answer.failure_mode == 'vehicle_refused'
     assert answer.message.startswith('refused:') and words in answer.message
     after = vehicle.snapshot()
     assert {k: v for k, v in after.items() if k != 'battery_pct'} == \

@@ -15,7 +15,7 @@ required argument that is missing (``set_altitude`` without an altitude), an arg
 tool does not take, a value that is not a finite number, or a value outside
 :class:`Limits` (the ceiling, the geofence, the top speed) is refused with the reason and a
 ``failure_mode`` (``missing_argument``, ``bad_argument``, ``outside_limits``); nothing is
-guessed. A refusal of the state machine itself has ``failure_mode`` ``refused``.
+guessed. A refusal of the state machine itself has ``failure_mode`` ``vehicle_refused``.
 """
 from __future__ import annotations
 
@@ -104,7 +104,7 @@ class Answer:
 
     ok: bool
     message: str
-    # '' | refused | missing_argument | bad_argument | outside_limits | unknown_tool
+    # '' | vehicle_refused | missing_argument | bad_argument | outside_limits | unknown_tool
     failure_mode: str = ''
 
 
@@ -235,7 +235,7 @@ class SimVehicle:
 
     def _refuse(self, text: str) -> Answer:
         return Answer(False, f'refused: {text} (phase {self.state.phase}, '
-                             f'altitude {self.state.altitude_m:.1f} m)', 'refused')
+                             f'altitude {self.state.altitude_m:.1f} m)', 'vehicle_refused')
 
     @staticmethod
     def _outside(text: str) -> Answer:
