@@ -20,6 +20,9 @@ def test_sim_node_services_and_refusals(catalog):
     try:
         states = peer.watch(String, '/simtest/state',
                             QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+        from geometry_msgs.msg import PoseStamped, TwistStamped
+        poses = peer.watch(PoseStamped, '/simtest/pose')
+        velocities = peer.watch(TwistStamped, '/simtest/velocity')
         names = dict(peer.node.get_service_names_and_types())
 
         def all_offered() -> bool:
@@ -71,6 +74,10 @@ def test_sim_node_services_and_refusals(catalog):
         state = json.loads(states[-1].data)
         assert (state['phase'], state['payload_attached']) == ('airborne', False)
         assert state['altitude_m'] == 42.0
+        # the standard messages: stamped pose in the home ENU frame
+        assert wait_until(lambda: poses and poses[-1].pose.position.z == 42.0, 30)
+        assert poses[-1].header.frame_id == 'map' and poses[-1].header.stamp.sec > 0
+        assert velocities and velocities[-1].header.frame_id == 'map'
     finally:
         peer.close()
         assert sim.stop() == 0

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from tool_router.common.conditions import HOME, decode_reading, distance_m
-from tool_router.sim.vehicle import ARGUMENTS, SENSORS, SimVehicle, parameter_problem, tool_names
+from tool_router.sim.vehicle import (ARGUMENTS, SENSORS, SimVehicle, local_pose, parameter_problem,
+                                     tool_names)
 
 WAYPOINT = {'lat': 47.3985, 'lon': 8.5466}  # ~110 m from home, inside the 200 m fence
 
@@ -226,3 +227,17 @@ def test_runtime_parameters_change_the_state_and_invalid_ones_are_refused(vehicl
         with pytest.raises(ValueError):
             vehicle.set_parameter(name, value)
     assert vehicle.snapshot()['battery_pct'] == pytest.approx(40.0)
+
+
+def test_local_pose_is_east_north_up_from_home(vehicle):
+    airborne(vehicle, height_m=20.0)
+    assert vehicle.command('goto_waypoint', args=WAYPOINT).ok
+    assert vehicle.command('set_heading', args={'heading_deg': 0.0}).ok  # north
+    pose = local_pose(vehicle.state)
+    north = distance_m(HOME[0], HOME[1], WAYPOINT['lat'], HOME[1])
+    east = distance_m(HOME[0], HOME[1], HOME[0], WAYPOINT['lon'])
+    assert (pose.x, pose.y, pose.z) == (pytest.approx(east, rel=1e-3),
+                                        pytest.approx(north, rel=1e-3), 20.0)
+    assert pose.yaw_rad == pytest.approx(3.14159265 / 2)
+    assert vehicle.command('set_heading', args={'heading_deg': 90.0}).ok  # east
+    assert local_pose(vehicle.state).yaw_rad == pytest.approx(0.0)

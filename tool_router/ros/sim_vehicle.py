@@ -9,7 +9,9 @@ Trigger carries no arguments, so a tool that needs one (``set_altitude``, ``goto
 their machine-readable reading (``reading: {json}``) that condition watches compare. The
 state machine is :class:`tool_router.sim.vehicle.SimVehicle`; refused commands answer
 ``success=false`` with the reason (and ToolCall's ``failure_mode``). The state is published
-as JSON (std_msgs/String) on ``<prefix>/state`` after every command and periodically.
+as JSON (std_msgs/String) on ``<prefix>/state`` after every command and periodically, with
+the standard ``<prefix>/pose`` (geometry_msgs/PoseStamped) and ``<prefix>/velocity``
+(geometry_msgs/TwistStamped), stamped, in frame ``map``: east-north-up metres from home.
 
 Parameters ``battery_pct``, ``battery_drain_pct_per_s``, ``takeoff_altitude_m`` and
 ``mission_duration_s`` may be set while it runs (``ros2 param set /sim_vehicle battery_pct
@@ -18,9 +20,11 @@ Parameters ``battery_pct``, ``battery_drain_pct_per_s``, ``takeoff_altitude_m`` 
 from __future__ import annotations
 
 import json
+import math
 import time
 from typing import Any
 
+from geometry_msgs.msg import PoseStamped, TwistStamped
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
@@ -31,10 +35,11 @@ from std_srvs.srv import SetBool, Trigger
 
 from tool_router.ros.common import spin
 from tool_router.sim.vehicle import (ARGUMENT_NAMES, PARAMETER_RANGES, SENSORS, SETBOOL_TOOLS,
-                                     Answer, ArgValue, SimVehicle, tool_names)
+                                     Answer, ArgValue, SimVehicle, local_pose, tool_names)
 from tool_router.srv import ToolCall
 
 SENSOR_LOG_PERIOD_S = 5.0
+FRAME_ID = 'map'  # east-north-up at home
 PARAMETERS: dict[str, tuple[float, str]] = {
     'battery_pct': (100.0, 'Battery charge, %; setting it changes the charge now.'),
     'battery_drain_pct_per_s': (0.05, 'Battery drain in the air, % per second.'),
@@ -77,6 +82,8 @@ class SimVehicleNode(Node):
                                                  self._tool_call, callback_group=group)
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self._state_pub = self.create_publisher(String, f'{prefix}/state', latched)
+        self._pose_pub = self.create_publisher(PoseStamped, f'{prefix}/pose', 10)
+        self._velocity_pub = self.create_publisher(TwistStamped, f'{prefix}/velocity', 10)
         self._timer = self.create_timer(period, self._publish_state)
         self._publish_state()
         count = len(self._tool_services)
@@ -147,6 +154,20 @@ class SimVehicleNode(Node):
 
     def _publish_state(self) -> None:
         self._state_pub.publish(String(data=json.dumps(self.vehicle.snapshot())))
+        with self.vehicle.lock:
+            local = local_pose(self.vehicle.state)
+        stamp = self.get_clock().now().to_msg()
+        pose = PoseStamped()
+        pose.header.stamp, pose.header.frame_id = stamp, FRAME_ID
+        position = pose.pose.position
+        position.x, position.y, position.z = local.x, local.y, local.z
+        pose.pose.orientation.z = math.sin(local.yaw_rad / 2.0)
+        pose.pose.orientation.w = math.cos(local.yaw_rad / 2.0)
+        self._pose_pub.publish(pose)
+        twist = TwistStamped()
+        twist.header.stamp, twist.header.frame_id = stamp, FRAME_ID
+        twist.twist.linear.x, twist.twist.linear.y = local.vx, local.vy
+        self._velocity_pub.publish(twist)
 
 
 def main(args: list[str] | None = None) -> int:

@@ -123,6 +123,11 @@ class SimVehicle:
         self._lock = threading.Lock()
 
     @property
+    def lock(self) -> threading.Lock:
+        """Held while a command runs; hold it to read :attr:`state` consistently."""
+        return self._lock
+
+    @property
     def drain_pct_per_s(self) -> float:
         """Battery drain in the air, % per second (without the spotlight's extra)."""
         return self.state.drain_pct_per_s
@@ -644,6 +649,33 @@ READINGS: dict[str, Callable[[VehicleState], dict[str, Any]]] = {
     'geofence_monitor': lambda s: {'inside': _fence_margin(s) >= 0.0,
                                    'margin_m': round(_fence_margin(s), 2)},
 }
+
+
+EARTH_RADIUS_M = 6_371_000.0
+
+
+@dataclass(frozen=True)
+class LocalPose:
+    """Position and velocity in a local ENU frame at home (x east, y north, z up), metres."""
+
+    x: float
+    y: float
+    z: float
+    yaw_rad: float  # ENU yaw: 0 = east, counter-clockwise (heading 0 = north = pi/2)
+    vx: float
+    vy: float
+
+
+def local_pose(s: VehicleState) -> LocalPose:
+    """The vehicle's pose and velocity in the home ENU frame (what the pose topics carry)."""
+    lat0 = math.radians(HOME[0])
+    x = math.radians(s.lon - HOME[1]) * EARTH_RADIUS_M * math.cos(lat0)
+    y = math.radians(s.lat - HOME[0]) * EARTH_RADIUS_M
+    yaw = math.radians((90.0 - s.heading_deg) % 360.0)
+    if yaw > math.pi:
+        yaw -= 2 * math.pi
+    return LocalPose(x=x, y=y, z=s.altitude_m, yaw_rad=yaw,
+                     vx=s.speed_mps * math.cos(yaw), vy=s.speed_mps * math.sin(yaw))
 
 
 def tool_names() -> list[str]:
