@@ -101,12 +101,21 @@ def test_the_request_values_reach_the_vehicle_over_dds(tmp_path):
 
         # battery_pct at run time: the next battery reading says so; out of range is refused
         def set_battery(value):
-            request = SetParameters.Request(parameters=[Parameter(
-                name='battery_pct', value=ParameterValue(type=ParameterType.PARAMETER_DOUBLE,
-                                                         double_value=value))])
+            if isinstance(value, str):
+                given = ParameterValue(type=ParameterType.PARAMETER_STRING, string_value=value)
+            elif isinstance(value, int):
+                given = ParameterValue(type=ParameterType.PARAMETER_INTEGER, integer_value=value)
+            else:
+                given = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=value)
+            request = SetParameters.Request(parameters=[Parameter(name='battery_pct',
+                                                                  value=given)])
             return peer.call(SetParameters, '/sim_vehicle/set_parameters', request).results[0]
+        assert set_battery(50).successful  # an integer, as `ros2 param set ... 50` sends it
+        assert wait_until(lambda: state()['battery_pct'] == 50.0, 30)
         assert set_battery(27.9).successful
-        assert not set_battery(150.0).successful
+        for bad in (150.0, 150, -1.0, 'full'):
+            result = set_battery(bad)
+            assert not result.successful and 'battery_pct' in result.reason, (bad, result)
         battery = run(['battery_status'], 'how is the battery')['battery_status']
         reading = decode_reading(battery['message'])
         assert reading['battery_pct'] == 27.9, battery

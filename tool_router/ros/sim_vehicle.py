@@ -58,8 +58,10 @@ class SimVehicleNode(Node):
         prefix = prefix.rstrip('/')
         period = float(self.declare_parameter('state_period_s', 1.0, ParameterDescriptor(
             description='Period of the state topic, s.', read_only=True)).value)
+        # dynamic typing: `ros2 param set ... battery_pct 30` (an integer) is accepted too;
+        # the type and the range are checked by _on_parameters (SimVehicle.set_parameter)
         values = {name: float(self.declare_parameter(name, default, ParameterDescriptor(
-            description=text, floating_point_range=[FloatingPointRange(
+            description=text, dynamic_typing=True, floating_point_range=[FloatingPointRange(
                 from_value=PARAMETER_RANGES[name][0], to_value=PARAMETER_RANGES[name][1])]
         )).value) for name, (default, text) in PARAMETERS.items()}
         self.vehicle = SimVehicle(takeoff_altitude_m=values['takeoff_altitude_m'],
@@ -102,7 +104,7 @@ class SimVehicleNode(Node):
                 self.vehicle.set_parameter(param.name, param.value)
             except ValueError as exc:
                 return SetParametersResult(successful=False, reason=str(exc))
-            self.get_logger().info(f'parameter {param.name} set to {param.value:g}')
+            self.get_logger().info(f'parameter {param.name} set to {float(param.value):g}')
         self._publish_state()
         return SetParametersResult(successful=True)
 
