@@ -77,6 +77,7 @@ def test_sim_node_services_and_refusals(catalog):
         # the standard messages: stamped pose in the home ENU frame
         assert wait_until(lambda: poses and poses[-1].pose.position.z == 42.0, 30)
         assert poses[-1].header.frame_id == 'map' and poses[-1].header.stamp.sec > 0
+        assert json.loads(states[-1].data)['stamp'] > 0
         assert velocities and velocities[-1].header.frame_id == 'map'
     finally:
         peer.close()

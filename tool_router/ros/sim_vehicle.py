@@ -9,9 +9,10 @@ Trigger carries no arguments, so a tool that needs one (``set_altitude``, ``goto
 their machine-readable reading (``reading: {json}``) that condition watches compare. The
 state machine is :class:`tool_router.sim.vehicle.SimVehicle`; refused commands answer
 ``success=false`` with the reason (and ToolCall's ``failure_mode``). The state is published
-as JSON (std_msgs/String) on ``<prefix>/state`` after every command and periodically, with
-the standard ``<prefix>/pose`` (geometry_msgs/PoseStamped) and ``<prefix>/velocity``
-(geometry_msgs/TwistStamped), stamped, in frame ``map``: east-north-up metres from home.
+as JSON (std_msgs/String, with its ``stamp``) on ``<prefix>/state`` after every command and
+periodically, with the standard ``<prefix>/pose`` (geometry_msgs/PoseStamped) and
+``<prefix>/velocity`` (geometry_msgs/TwistStamped), stamped, in frame ``map``:
+east-north-up metres from home.
 
 Parameters ``battery_pct``, ``battery_drain_pct_per_s``, ``takeoff_altitude_m`` and
 ``mission_duration_s`` may be set while it runs (``ros2 param set /sim_vehicle battery_pct
@@ -155,10 +156,13 @@ class SimVehicleNode(Node):
         self._publish_state()
 
     def _publish_state(self) -> None:
-        self._state_pub.publish(String(data=json.dumps(self.vehicle.snapshot())))
+        now = self.get_clock().now()
+        stamp = now.to_msg()
+        state = self.vehicle.snapshot()
+        state['stamp'] = now.nanoseconds / 1e9  # node clock, s (the pose topics' header stamp)
+        self._state_pub.publish(String(data=json.dumps(state)))
         with self.vehicle.lock:
             local = local_pose(self.vehicle.state)
-        stamp = self.get_clock().now().to_msg()
         pose = PoseStamped()
         pose.header.stamp, pose.header.frame_id = stamp, FRAME_ID
         position = pose.pose.position
