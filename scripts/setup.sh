@@ -56,7 +56,18 @@ export AMENT_PREFIX_PATH="$VENV" CMAKE_PREFIX_PATH="$VENV"
 build_package() {
   cmake -S . -B build -DCMAKE_INSTALL_PREFIX="$VENV" -DPython3_EXECUTABLE="$VENV/bin/python" \
     -DBUILD_TESTING=OFF > build.log 2>&1 || { tail -n 40 build.log; exit 1; }
-  cmake --build build -j"$(nproc)" >> build.log 2>&1 || { tail -n 40 build.log; exit 1; }
+  # the longest step (minutes on a loaded 2-core machine): say how far it is every 15 s
+  cmake --build build -j"$(nproc)" >> build.log 2>&1 &
+  local pid=$! shown='' now
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep "${SETUP_PROGRESS_S:-15}"
+    now=$(grep -o '^\[ *[0-9]*%\]' build.log | tail -n 1 | tr -d '[] ' || true)
+    if [ -n "$now" ] && [ "$now" != "$shown" ]; then
+      echo "[setup $STEP/$STEPS]   compiling: $now"
+      shown=$now
+    fi
+  done
+  wait "$pid" || { tail -n 40 build.log; exit 1; }
 }
 install_package() {
   # The installed package is replaced whole: a module moved or deleted in the tree must not
