@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tool_router.common.conditions import HOME, decode_reading, distance_m
 from tool_router.sim.vehicle import (ARGUMENTS, SENSORS, SimVehicle, local_pose, parameter_problem,
@@ -241,3 +243,39 @@ def test_local_pose_is_east_north_up_from_home(vehicle):
     assert pose.yaw_rad == pytest.approx(3.14159265 / 2)
     assert vehicle.command('set_heading', args={'heading_deg': 90.0}).ok  # east
     assert local_pose(vehicle.state).yaw_rad == pytest.approx(0.0)
+
+
+VALUES = {
+    'height_m': st.floats(-50, 500), 'altitude_m': st.floats(-50, 500),
+    'heading_deg': st.floats(-720, 720), 'speed_mps': st.floats(-5, 50),
+    'lat': st.floats(47.39, 47.41), 'lon': st.floats(8.535, 8.555),
+    'pitch_deg': st.floats(-180, 180), 'radius_m': st.floats(-10, 300),
+    'duration_s': st.floats(-10, 7200), 'on': st.booleans(),
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), tool=st.sampled_from(sorted(ARGUMENTS)), airborne_first=st.booleans())
+def test_any_arguments_either_act_within_the_limits_or_change_nothing(data, tool,
+                                                                      airborne_first):
+    vehicle = SimVehicle(clock=lambda: 0.0)
+    if airborne_first:
+        airborne(vehicle)
+    required, optional = ARGUMENTS[tool]
+    names = data.draw(st.sets(st.sampled_from(required + optional)))
+    args = {name: data.draw(VALUES[name]) for name in names}
+    before = vehicle.snapshot()
+    answer = vehicle.command(tool, args=args)
+    after = vehicle.snapshot()
+    if not answer.ok:
+        assert answer.failure_mode and answer.message.startswith('refused:')
+        assert after == before
+        return
+    lim = vehicle.limits
+    assert 0.0 <= after['altitude_m'] <= lim.max_altitude_m
+    assert distance_m(after['lat'], after['lon'], *HOME) <= lim.fence_radius_m + 1e-6
+    assert 0.0 <= after['speed_mps'] <= lim.max_speed_mps
+    assert 0.0 <= after['heading_deg'] < 360.0
+    assert lim.gimbal_pitch_deg[0] <= after['gimbal_pitch_deg'] <= lim.gimbal_pitch_deg[1]
+    for name in set(required) - set(args):
+        raise AssertionError(f'{tool} acted without {name}')
