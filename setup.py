@@ -10,6 +10,9 @@ from pathlib import Path
 from setuptools import find_packages, setup
 
 package_name = 'tool_router'
+# The runtime requirements (requirements.txt, also what package.xml declares for rosdep).
+requirements = [line.split('#')[0].strip() for line in
+                Path(__file__).with_name('requirements.txt').read_text().splitlines()]
 
 setup(
     name=package_name,
@@ -28,13 +31,15 @@ setup(
           for d in sorted({p.rsplit('/', 1)[0] for p in glob('benchmarks/data/**/test*.jsonl',
                                                               recursive=True)})],
     ],
-    install_requires=['pydantic>=2.7', 'PyYAML>=6', 'numpy>=1.26', 'chromadb==1.5.9',
-                      'sentence-transformers', 'httpx', 'rosbags', 'matplotlib', 'tqdm',
-                      'scikit-learn'],
+    install_requires=[r for r in requirements if r],
+    extras_require={'dev': [line.split('#')[0].strip() for line in
+                            Path(__file__).with_name('requirements-dev.txt').read_text()
+                            .splitlines() if line.split('#')[0].strip()]},
     zip_safe=True,
     maintainer='tool_router maintainers',
     maintainer_email='tool-router@example.com',
     description='Route natural-language UAV requests to an allowlisted tool catalog.',
     license='Apache-2.0',
+    license_files=['LICENSE'],
     entry_points={'console_scripts': ['tool-router = tool_router.cli.main:main']},
 )

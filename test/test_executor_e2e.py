@@ -91,6 +91,9 @@ def test_route_confirm_dispatch_trace(tmp_path):
         assert rec['requested_by'] == 'e2e-pilot'
         phase = 'airborne' if 'takeoff' in by_tool else 'armed'
         assert wait_until(lambda: json.loads(states[-1].data)['phase'] == phase, 30)
+        if 'takeoff' in by_tool:  # the request's 20 metres reached the vehicle (ToolCall)
+            assert by_tool['takeoff']['message'] == 'took off, holding at 20.0 m', by_tool
+            assert json.loads(states[-1].data)['altitude_m'] == 20.0
         summary = cli('trace', 'summary', str(trace_dir))
         assert summary.returncode == 0 and 'arm_motors' in summary.stdout
         assert "confirmations: {'approved': 1}" in summary.stdout

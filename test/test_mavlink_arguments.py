@@ -26,6 +26,14 @@ def test_flight_request_gives_each_tool_its_own_values():
     ('tilt the gimbal 45 degrees down', 'gimbal_control', 'pitch_deg', -45.0),
     ('point the camera straight down', 'gimbal_control', 'pitch_deg', -90.0),
     ('take off to 15 m then hold', 'takeoff', 'height_m', 15.0),
+    ('fly to 47.3985, 8.5466 at 25 m at 4 m/s', 'goto_waypoint', 'speed_mps', 4.0),
+    ('fly to 47.3985, 8.5466 at 25 m at 4 m/s', 'goto_waypoint', 'altitude_m', 25.0),
+    ('hover for 30 s then land', 'hold_position', 'duration_s', 30.0),
+    ('hold position for 2 minutes', 'hold_position', 'duration_s', 120.0),
+    ('orbit the tower at 30 m radius for 2 min', 'orbit_point', 'radius_m', 30.0),
+    ('orbit the tower at 30 m radius for 2 min', 'orbit_point', 'duration_s', 120.0),
+    ('circle 47.3985, 8.5466 with a radius of 100 ft', 'orbit_point', 'radius_m', 30.48),
+    ('circle 47.3985, 8.5466 with a radius of 100 ft', 'orbit_point', 'lat', 47.3985),
 ])
 def test_values_in_canonical_units(text, tool, field, value):
     assert getattr(extract(tool, text), field) == pytest.approx(value, abs=1e-3)
@@ -61,6 +69,13 @@ def test_missing_or_unusable_required_value_is_refused(text, tool, words):
 def test_condition_coordinates_are_never_a_goto_target():
     with pytest.raises(ArgumentError):
         extract('goto_waypoint', 'when within 50 m of 47.3990, 8.5470 take a photo')
+
+
+def test_a_speed_is_no_goto_altitude_and_hold_and_orbit_need_no_values():
+    assert extract('goto_waypoint', 'fly to 47.3985, 8.5466 at 4 m/s').altitude_m is None
+    assert extract('hold_position', 'hold position').duration_s is None
+    orbit = extract('orbit_point', 'orbit here')
+    assert (orbit.radius_m, orbit.duration_s, orbit.lat) == (None, None, None)
 
 
 def test_tools_without_arguments():

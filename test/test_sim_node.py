@@ -20,6 +20,9 @@ def test_sim_node_services_and_refusals(catalog):
     try:
         states = peer.watch(String, '/simtest/state',
                             QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+        from geometry_msgs.msg import PoseStamped, TwistStamped
+        poses = peer.watch(PoseStamped, '/simtest/pose')
+        velocities = peer.watch(TwistStamped, '/simtest/velocity')
         names = dict(peer.node.get_service_names_and_types())
 
         def all_offered() -> bool:
@@ -28,12 +31,16 @@ def test_sim_node_services_and_refusals(catalog):
         assert wait_until(all_offered, 30)
         assert names['/simtest/spotlight'] == ['std_srvs/srv/SetBool']
         assert names['/simtest/takeoff'] == ['std_srvs/srv/Trigger']
+        assert names['/simtest/tool_call'] == ['tool_router/srv/ToolCall']
 
         # every client first (RosPeer.connect): the calls below then meet matched reply writers
         for tool in ('takeoff', 'land', 'arm_motors', 'disarm_motors', 'payload_release',
                      'battery_status'):
             peer.connect(Trigger, f'/simtest/{tool}')
         peer.connect(SetBool, '/simtest/spotlight')
+        peer.connect(Trigger, '/simtest/set_altitude')
+        from tool_router.srv import ToolCall
+        peer.connect(ToolCall, '/simtest/tool_call')
 
         def trigger(tool):
             return peer.call(Trigger, f'/simtest/{tool}', Trigger.Request())
@@ -48,9 +55,30 @@ def test_sim_node_services_and_refusals(catalog):
         refused = trigger('payload_release')
         assert not refused.success and 'no payload' in refused.message
         assert 'battery' in trigger('battery_status').message
+        # a Trigger carries no values: a tool that needs one is refused there, never guessed
+        refused = trigger('set_altitude')
+        assert not refused.success and 'target altitude' in refused.message
+
+        def call(tool, **values):
+            request = ToolCall.Request(tool=tool, given=sorted(values), **values)
+            return peer.call(ToolCall, '/simtest/tool_call', request)
+        climbed = call('set_altitude', altitude_m=42.0)
+        assert climbed.success and climbed.message == 'climbed from 10.0 m to 42.0 m'
+        high = call('set_altitude', altitude_m=400.0)
+        assert (high.success, high.failure_mode) == (False, 'outside_limits')
+        odd = peer.call(ToolCall, '/simtest/tool_call',
+                        ToolCall.Request(tool='set_altitude', given=['altitude_ft']))
+        assert (odd.success, odd.failure_mode) == (False, 'bad_argument')
+        assert call('no_such_tool').failure_mode == 'unknown_tool'
         assert wait_until(lambda: states and json.loads(states[-1].data)['spotlight'], 30)
         state = json.loads(states[-1].data)
         assert (state['phase'], state['payload_attached']) == ('airborne', False)
+        assert state['altitude_m'] == 42.0
+        # the standard messages: stamped pose in the home ENU frame
+        assert wait_until(lambda: poses and poses[-1].pose.position.z == 42.0, 30)
+        assert poses[-1].header.frame_id == 'map' and poses[-1].header.stamp.sec > 0
+        assert json.loads(states[-1].data)['stamp'] > 0
+        assert velocities and velocities[-1].header.frame_id == 'map'
     finally:
         peer.close()
         assert sim.stop() == 0

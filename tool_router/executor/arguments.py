@@ -17,6 +17,8 @@ Rules (docs/MAVLINK.md lists every tool):
 * a heading is "270 degrees", "heading 270" or a compass word ("north-east");
 * coordinates are a decimal latitude/longitude pair ("47.3990, 8.5470",
   "47.399 N 8.547 E"), both with a decimal point, inside [-90, 90] x [-180, 180];
+* a duration is a number with a time unit ("for 30 s", "2 minutes"); an orbit radius a
+  length next to the word "radius" ("30 m radius", "radius of 100 ft");
 * when two clauses give a value for the same tool, the first is used.
 """
 from __future__ import annotations
@@ -28,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tool_router.common.clauses import split_clauses
 from tool_router.common.errors import ToolRouterError
-from tool_router.common.conditions import MEASURE, UNITS
+from tool_router.common.conditions import MEASURE, TIME_UNITS, UNITS
 
 NUMBER = r'[-+−]?\d+(?:[.,]\d+)?'
 DECIMAL = r'[-+−]?\d{1,3}\.\d+'
@@ -49,6 +51,9 @@ PITCH_WORDS = ((re.compile(r'straight down|nadir|look(?:ing)? down|point(?:ing)?
                            r'face down|downwards?', re.I), -90.0),
                (re.compile(r'forward|level|horizon|straight ahead', re.I), 0.0))
 DOWN = re.compile(r'\bdown\w*|\bbelow\b', re.I)
+DURATION = re.compile(rf'(?<![\w.])({NUMBER})\s*(seconds?|secs?|s|minutes?|mins?|hours?|hrs?|hr|h)'
+                      r'(?![\w/])', re.I)
+RADIUS_WORD = re.compile(r'\bradius\b', re.I)
 
 
 class ArgumentError(ToolRouterError):
@@ -67,6 +72,8 @@ class ToolArguments(BaseModel):
     lat: float | None = Field(None, description='Target latitude, degrees.')
     lon: float | None = Field(None, description='Target longitude, degrees.')
     pitch_deg: float | None = Field(None, description='Gimbal pitch, degrees (down < 0).')
+    radius_m: float | None = Field(None, description='Orbit radius in metres.')
+    duration_s: float | None = Field(None, description='How long, in seconds (hold, orbit).')
     source: str = Field('', description='The clause the values were read from.')
 
 
@@ -90,11 +97,15 @@ SPECS: dict[str, ArgSpec] = {
                            r'(?:nose|drone)'),
     'set_speed': ArgSpec(('speed_mps',), (),
                          r'speed|velocity|faster|slower|slow\s+down|knots|m/s|km/h|mph'),
-    'goto_waypoint': ArgSpec(('lat', 'lon'), ('altitude_m',),
+    'goto_waypoint': ArgSpec(('lat', 'lon'), ('altitude_m', 'speed_mps'),
                              r'go\s+to|fly\s+(?:to|over)|head\s+(?:to|for)|move\s+to|waypoint|'
                              r'navigate|proceed|goto|coordinates?|position|reposition'),
     'gimbal_control': ArgSpec(('pitch_deg',), (),
                               r'gimbal|tilt|pitch|camera|look|point'),
+    'hold_position': ArgSpec((), ('duration_s',),
+                             r'hold|hover|loiter|stay|wait|pause|station'),
+    'orbit_point': ArgSpec((), ('lat', 'lon', 'radius_m', 'duration_s', 'speed_mps'),
+                           r'orbit|circl|go\s+around|fly\s+around|loiter\s+around'),
 }
 
 
@@ -139,14 +150,16 @@ def extract(tool: str, text: str) -> ToolArguments:
 
 _WHAT = {'altitude_m': 'a target altitude', 'heading_deg': 'a heading',
          'speed_mps': 'a speed', 'lat': 'coordinates', 'lon': 'coordinates',
-         'pitch_deg': 'a gimbal pitch', 'height_m': 'a height'}
+         'pitch_deg': 'a gimbal pitch', 'height_m': 'a height', 'radius_m': 'a radius',
+         'duration_s': 'a duration'}
 _HINT = {'altitude_m': "say it with a unit, e.g. 'climb to 40 m' or 'altitude 120 ft'",
          'heading_deg': "e.g. 'heading 270 degrees' or 'face north-east'",
          'speed_mps': "say it with a unit, e.g. '5 m/s', '20 km/h' or '10 knots'",
          'lat': "give decimal coordinates, e.g. 'fly to 47.3990, 8.5470'",
          'lon': "give decimal coordinates, e.g. 'fly to 47.3990, 8.5470'",
          'pitch_deg': "e.g. 'tilt the gimbal to -45 degrees' or 'point the camera straight down'",
-         'height_m': "e.g. 'take off to 20 m'"}
+         'height_m': "e.g. 'take off to 20 m'", 'radius_m': "e.g. 'orbit at 30 m radius'",
+         'duration_s': "e.g. 'hover for 30 s'"}
 
 
 def _action_clauses(text: str) -> list[str]:
@@ -180,12 +193,19 @@ def _read(tool: str, clause: str) -> tuple[dict[str, float], str]:
         return _heading(clause)
     if tool == 'gimbal_control':
         return _pitch(clause)
-    if tool == 'goto_waypoint':
+    if tool == 'hold_position':
+        return _duration(clause)
+    if tool in ('goto_waypoint', 'orbit_point'):
         found, problem = _coordinates(clause)
         match = COORDINATES.search(clause)
         rest = clause[:match.start()] + ' ' + clause[match.end():] if match else clause
-        height, _ = _length(rest, 'altitude_m')
-        return {**found, **height}, problem
+        speed, _ = _speed(rest)
+        if tool == 'orbit_point':
+            radius, bad = _radius(rest)
+            duration, late = _duration(rest)
+            return {**found, **radius, **duration, **speed}, problem or bad or late
+        height, _ = _length(_without_speeds(rest), 'altitude_m')
+        return {**found, **height, **speed}, problem
     return {}, ''
 
 
@@ -208,6 +228,46 @@ def _length(clause: str, key: str) -> tuple[dict[str, float], str]:
                 return {}, f'{match.group(0)!r} is below the launch point'
             return {key: round(value, 3)}, ''
     return {}, bare
+
+
+def _without_speeds(clause: str) -> str:
+    """``clause`` with its speeds blanked ("at 5 m/s" is no altitude)."""
+    def blank(match: re.Match[str]) -> str:
+        spec = UNITS.get((match.group(2) or '').lower())
+        return ' ' if spec is not None and spec[0] == 'speed' else match.group(0)
+    return MEASURE.sub(blank, clause)
+
+
+def _duration(clause: str) -> tuple[dict[str, float], str]:
+    match = DURATION.search(clause)
+    if not match:
+        return {}, ''
+    unit = match.group(2).lower()
+    scale = TIME_UNITS.get(unit, 1.0 if unit.startswith('s') else 60.0)
+    value = _number(match.group(1)) * scale
+    if value <= 0:
+        return {}, f'{match.group(0)!r} is not a duration'
+    return {'duration_s': round(value, 3)}, ''
+
+
+def _radius(clause: str) -> tuple[dict[str, float], str]:
+    """The length written next to the word 'radius' (the nearest one), if any."""
+    word = RADIUS_WORD.search(clause)
+    if not word:
+        return {}, ''
+    best: tuple[int, float] | None = None
+    for match in MEASURE.finditer(clause):
+        spec = UNITS.get((match.group(2) or '').lower())
+        if spec is None or spec[0] != 'length':
+            continue
+        gap = min(abs(match.start() - word.end()), abs(word.start() - match.end()))
+        if best is None or gap < best[0]:
+            best = (gap, _number(match.group(1)) * spec[2])
+    if best is None:
+        return {}, 'the radius has no length with a unit'
+    if best[1] <= 0:
+        return {}, 'the radius is not a length'
+    return {'radius_m': round(best[1], 3)}, ''
 
 
 def _speed(clause: str) -> tuple[dict[str, float], str]:

@@ -63,6 +63,7 @@ class TextSampler:
         """The sensor's reading; SensorReadError when unbound, failing or without a reading."""
         binding = self._bindings.get(sensor)
         if binding is None or binding.kind not in (BindingKind.TRIGGER, BindingKind.SETBOOL,
+                                                   BindingKind.CALL,
                                                    BindingKind.MAVLINK):
             raise SensorReadError(f'{sensor} has no service binding to read it through')
         result = self._dispatcher.dispatch(sensor, binding, 'watch', '', self.timeout_s)

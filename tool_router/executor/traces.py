@@ -125,7 +125,10 @@ class ToolTrace(ToolChoice):
                                               'call_timeout, call_failed, internal_error, '
                                               'condition_unreadable, watch_limit, '
                                               'confirmation_interrupted, '
-                                              'confirmation_over_limit, trace_unwritable.')
+                                              'confirmation_over_limit, trace_unwritable; '
+                                              'from a ToolCall endpoint or MAVLink: '
+                                              'vehicle_refused, missing_argument, '
+                                              'outside_limits, bad_argument, ....')
 
 
 class TraceRecord(BaseModel):

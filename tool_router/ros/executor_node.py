@@ -7,7 +7,8 @@
 * announces ``confirm`` tools on ``executor/confirmation_requests`` (transient local) and the
   waiting ones on ``executor/pending_confirmations`` (``PendingConfirmations``); decisions come
   on the ``executor/confirm`` service and go to the :class:`~tool_router.executor.desk.Desk`;
-* calls std_srvs Trigger / SetBool services with ``call_async`` and a deadline, or publishes
+* calls std_srvs Trigger / SetBool and tool_router ToolCall services (the tool with its
+  arguments from the request) with ``call_async`` and a deadline, or publishes
   std_msgs/String, as configured in ``bindings`` (:class:`RosDispatcher`);
 * runs the condition watches (:mod:`tool_router.executor.watches`) on a timer; events on
   ``executor/watch_events`` (``WatchEvent``, transient local), services
@@ -44,7 +45,8 @@ from tool_router.executor.config import (EXECUTOR_DOORS, ExecutorConfig, load_ex
                                          start_parameters)
 from tool_router.executor.confirmations import ConfirmationBook
 from tool_router.executor.desk import CancelCall, ConfirmCall, Desk
-from tool_router.executor.dispatch import Binding, BindingKind, DispatchResult, setbool_value
+from tool_router.executor.arguments import ArgumentError
+from tool_router.executor.dispatch import (Binding, BindingKind, DispatchResult, call_arguments, setbool_value)
 from tool_router.executor.intake import Ack, Intake, IntakeRules, Signatures
 from tool_router.executor.nonces import NonceStore
 from tool_router.executor.permissions import PermissionPolicy, load_permissions
@@ -62,13 +64,13 @@ from tool_router.ros.common import (ack_qos, declare_from_dict, declare_open, fl
                                     refuse_fixed, spin, startup_problem)
 from tool_router.ros.convert import (pending_msg, selection_from_msg, stamp_of, trace_msg,
                                      watch_event_msg, watch_state_msg)
-from tool_router.srv import CancelWatch, ConfirmTool, ListWatches
+from tool_router.srv import CancelWatch, ConfirmTool, ListWatches, ToolCall
 
 RESTART_REASON = 'executor restarted: watches do not survive a restart'
 
 
 class RosDispatcher:
-    """Calls Trigger / SetBool services and publishes String messages, with deadlines."""
+    """Calls Trigger / SetBool / ToolCall services and publishes String messages (deadlines)."""
 
     def __init__(self, node: Node, bindings: dict[str, Binding]) -> None:
         self._node = node
@@ -81,10 +83,10 @@ class RosDispatcher:
             if binding.kind is BindingKind.TOPIC and binding.name not in self._publishers:
                 self._publishers[binding.name] = node.create_publisher(String, binding.name, 10)
             elif (
-                binding.kind in (BindingKind.TRIGGER, BindingKind.SETBOOL)
+                binding.kind in SERVICE_TYPES
                 and key not in self._clients
             ):
-                srv = Trigger if binding.kind is BindingKind.TRIGGER else SetBool
+                srv = SERVICE_TYPES[binding.kind]
                 self._clients[key] = node.create_client(
                     srv, binding.name, callback_group=self._group
                 )
@@ -99,6 +101,14 @@ class RosDispatcher:
             payload = {'request_id': request_id, 'tool': tool, 'request_text': request_text}
             self._publishers[binding.name].publish(String(data=json.dumps(payload)))
             return DispatchResult(True, f'published on {binding.name}')
+        request: Any = None
+        if binding.kind is BindingKind.CALL:
+            try:
+                request = tool_call_request(tool, binding, request_id, request_text)
+            except ArgumentError as exc:
+                return DispatchResult(False, f'refused, nothing sent: {exc.what}'
+                                      + (f' ({exc.hint})' if exc.hint else ''),
+                                      'missing_argument')
         key = (binding.kind.value, binding.name)
         client = self._clients.get(key)
         if client is None:
@@ -119,8 +129,8 @@ class RosDispatcher:
                 'answers on the vehicle\'s service; docs/SECURITY.md, "A second server")',
                 'endpoint_ambiguous')
         if binding.kind is BindingKind.SETBOOL:
-            request: Any = SetBool.Request(data=setbool_value(binding, request_text))
-        else:
+            request = SetBool.Request(data=setbool_value(binding, request_text))
+        elif binding.kind is BindingKind.TRIGGER:
             request = Trigger.Request()
         done = threading.Event()
         with self._locks[key]:
@@ -135,9 +145,22 @@ class RosDispatcher:
         response = future.result()
         if response is None:
             return DispatchResult(False, f'call to {binding.name} failed', 'call_failed')
+        failed = getattr(response, 'failure_mode', '') or 'call_failed'  # ToolCall says why
         return DispatchResult(
-            bool(response.success), response.message, '' if response.success else 'call_failed'
+            bool(response.success), response.message, '' if response.success else failed
         )
+
+
+SERVICE_TYPES: dict[BindingKind, Any] = {BindingKind.TRIGGER: Trigger,
+                                         BindingKind.SETBOOL: SetBool,
+                                         BindingKind.CALL: ToolCall}
+
+
+def tool_call_request(tool: str, binding: Binding, request_id: str,
+                      request_text: str) -> Any:
+    """The ToolCall request of a ``call:`` binding (ArgumentError: a required value missing)."""
+    values = call_arguments(tool, binding, request_text)
+    return ToolCall.Request(tool=tool, request_id=request_id, given=sorted(values), **values)
 
 
 class RosConfirmer:

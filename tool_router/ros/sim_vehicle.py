@@ -1,30 +1,52 @@
 """A simulated vehicle (a simulator, not a vehicle): the endpoints for all 42 catalog tools.
 
-Offers ``<prefix>/<tool>`` for every tool, as std_srvs/srv/Trigger, or
-std_srvs/srv/SetBool for the on/off tools (spotlight, video_recorder,
-area_mapping). Sensors answer with a human-readable text and, on a second line,
-their machine-readable reading (``reading: {json}``) that condition watches
-compare. The state machine is :class:`tool_router.sim.vehicle.SimVehicle`;
-refused commands answer ``success=false`` with the reason. The state is
-published as JSON (std_msgs/String) on ``<prefix>/state`` after every command
-and periodically.
+Offers ``<prefix>/tool_call`` (tool_router/srv/ToolCall: a tool's name with its arguments,
+what the executor's ``call:`` bindings send: "take off to 20 m" arrives as ``height_m`` 20)
+and, for calls by hand, ``<prefix>/<tool>`` for every tool as std_srvs/srv/Trigger, or
+std_srvs/srv/SetBool for the on/off tools (spotlight, video_recorder, area_mapping); a
+Trigger carries no arguments, so a tool that needs one (``set_altitude``, ``goto_waypoint``,
+...) is refused there. Sensors answer with a human-readable text and, on a second line,
+their machine-readable reading (``reading: {json}``) that condition watches compare. The
+state machine is :class:`tool_router.sim.vehicle.SimVehicle`; refused commands answer
+``success=false`` with the reason (and ToolCall's ``failure_mode``). The state is published
+as JSON (std_msgs/String, with its ``stamp``) on ``<prefix>/state`` after every command and
+periodically, with the standard ``<prefix>/pose`` (geometry_msgs/PoseStamped) and
+``<prefix>/velocity`` (geometry_msgs/TwistStamped), stamped, in frame ``map``:
+east-north-up metres from home.
+
+Parameters ``battery_pct``, ``battery_drain_pct_per_s``, ``takeoff_altitude_m`` and
+``mission_duration_s`` may be set while it runs (``ros2 param set /sim_vehicle battery_pct
+30.0``): the state changes at once; values outside their ranges (descriptors) are refused.
 """
 from __future__ import annotations
 
 import json
+import math
 import time
 from typing import Any
 
+from geometry_msgs.msg import PoseStamped, TwistStamped
+from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from std_msgs.msg import String
 from std_srvs.srv import SetBool, Trigger
 
-from tool_router.sim.vehicle import SENSORS, SETBOOL_TOOLS, SimVehicle, tool_names
 from tool_router.ros.common import spin
+from tool_router.sim.vehicle import (ARGUMENT_NAMES, PARAMETER_RANGES, SENSORS, SETBOOL_TOOLS,
+                                     Answer, ArgValue, SimVehicle, local_pose, tool_names)
+from tool_router.srv import ToolCall
 
 SENSOR_LOG_PERIOD_S = 5.0
+FRAME_ID = 'map'  # east-north-up at home
+PARAMETERS: dict[str, tuple[float, str]] = {
+    'battery_pct': (100.0, 'Battery charge, %; setting it changes the charge now.'),
+    'battery_drain_pct_per_s': (0.05, 'Battery drain in the air, % per second.'),
+    'takeoff_altitude_m': (10.0, 'Height of a take-off that asks for none, m.'),
+    'mission_duration_s': (30.0, 'Length of a simulated mission, s.'),
+}
 
 
 class SimVehicleNode(Node):
@@ -32,14 +54,22 @@ class SimVehicleNode(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__('sim_vehicle', **kwargs)
-        prefix = self.declare_parameter('prefix', 'sim').value.rstrip('/')
-        altitude = float(self.declare_parameter('takeoff_altitude_m', 10.0).value)
-        drain = float(self.declare_parameter('battery_drain_pct_per_s', 0.05).value)
-        period = float(self.declare_parameter('state_period_s', 1.0).value)
-        battery = float(self.declare_parameter('battery_pct', 100.0).value)
-        mission_s = float(self.declare_parameter('mission_duration_s', 30.0).value)
-        self.vehicle = SimVehicle(takeoff_altitude_m=altitude, drain_pct_per_s=drain,
-                                  battery_pct=battery, mission_duration_s=mission_s)
+        prefix = self.declare_parameter('prefix', 'sim', ParameterDescriptor(
+            description='Namespace of the services and topics.', read_only=True)).value
+        prefix = prefix.rstrip('/')
+        period = float(self.declare_parameter('state_period_s', 1.0, ParameterDescriptor(
+            description='Period of the state topic, s.', read_only=True)).value)
+        # dynamic typing: `ros2 param set ... battery_pct 30` (an integer) is accepted too;
+        # the type and the range are checked by _on_parameters (SimVehicle.set_parameter)
+        values = {name: float(self.declare_parameter(name, default, ParameterDescriptor(
+            description=text, dynamic_typing=True, floating_point_range=[FloatingPointRange(
+                from_value=PARAMETER_RANGES[name][0], to_value=PARAMETER_RANGES[name][1])]
+        )).value) for name, (default, text) in PARAMETERS.items()}
+        self.vehicle = SimVehicle(takeoff_altitude_m=values['takeoff_altitude_m'],
+                                  drain_pct_per_s=values['battery_drain_pct_per_s'],
+                                  battery_pct=values['battery_pct'],
+                                  mission_duration_s=values['mission_duration_s'])
+        self.add_on_set_parameters_callback(self._on_parameters)
         group = MutuallyExclusiveCallbackGroup()  # one state machine: serialise commands
         self._tool_services: list[Any] = []
         self._sensor_logged: dict[str, float] = {}
@@ -51,13 +81,49 @@ class SimVehicleNode(Node):
                 srv = self.create_service(Trigger, f'{prefix}/{tool}', self._trigger(tool),
                                           callback_group=group)
             self._tool_services.append(srv)
+        self._call_service = self.create_service(ToolCall, f'{prefix}/tool_call',
+                                                 self._tool_call, callback_group=group)
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self._state_pub = self.create_publisher(String, f'{prefix}/state', latched)
+        self._pose_pub = self.create_publisher(PoseStamped, f'{prefix}/pose', 10)
+        self._velocity_pub = self.create_publisher(TwistStamped, f'{prefix}/velocity', 10)
         self._timer = self.create_timer(period, self._publish_state)
         self._publish_state()
         count = len(self._tool_services)
-        self.get_logger().info(f'simulated vehicle ready: {count} services under {prefix}/, '
-                               f'state on {prefix}/state')
+        self.get_logger().info(f'simulated vehicle ready: {count} services and tool_call under '
+                               f'{prefix}/, state on {prefix}/state')
+
+    def _on_parameters(self, params: list[Parameter]) -> SetParametersResult:
+        """Apply runtime parameters to the vehicle; the range check is the descriptors'."""
+        for param in params:
+            if param.name in ('prefix', 'state_period_s'):
+                return SetParametersResult(successful=False,
+                                           reason=f'{param.name} is read at start only')
+            if param.name not in PARAMETER_RANGES:
+                continue
+            try:
+                self.vehicle.set_parameter(param.name, param.value)
+            except ValueError as exc:
+                return SetParametersResult(successful=False, reason=str(exc))
+            self.get_logger().info(f'parameter {param.name} set to {float(param.value):g}')
+        self._publish_state()
+        return SetParametersResult(successful=True)
+
+    def _tool_call(self, request: ToolCall.Request,
+                   response: ToolCall.Response) -> ToolCall.Response:
+        unknown = sorted(set(request.given) - set(ARGUMENT_NAMES))
+        if unknown:
+            answer = Answer(False, f'refused: unknown argument {", ".join(unknown)} (known: '
+                                   f'{", ".join(ARGUMENT_NAMES)})', 'bad_argument')
+        else:
+            args: dict[str, ArgValue] = {
+                name: bool(request.on) if name == 'on' else float(getattr(request, name))
+                for name in request.given}
+            answer = self.vehicle.command(request.tool, args=args)
+        response.success, response.message = answer.ok, answer.message
+        response.failure_mode = answer.failure_mode
+        self._after(request.tool, answer.ok, answer.message)
+        return response
 
     def _trigger(self, tool: str) -> Any:
         def handle(request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
@@ -90,7 +156,24 @@ class SimVehicleNode(Node):
         self._publish_state()
 
     def _publish_state(self) -> None:
-        self._state_pub.publish(String(data=json.dumps(self.vehicle.snapshot())))
+        now = self.get_clock().now()
+        stamp = now.to_msg()
+        state = self.vehicle.snapshot()
+        state['stamp'] = now.nanoseconds / 1e9  # node clock, s (the pose topics' header stamp)
+        self._state_pub.publish(String(data=json.dumps(state)))
+        with self.vehicle.lock:
+            local = local_pose(self.vehicle.state)
+        pose = PoseStamped()
+        pose.header.stamp, pose.header.frame_id = stamp, FRAME_ID
+        position = pose.pose.position
+        position.x, position.y, position.z = local.x, local.y, local.z
+        pose.pose.orientation.z = math.sin(local.yaw_rad / 2.0)
+        pose.pose.orientation.w = math.cos(local.yaw_rad / 2.0)
+        self._pose_pub.publish(pose)
+        twist = TwistStamped()
+        twist.header.stamp, twist.header.frame_id = stamp, FRAME_ID
+        twist.twist.linear.x, twist.twist.linear.y = local.vx, local.vy
+        self._velocity_pub.publish(twist)
 
 
 def main(args: list[str] | None = None) -> int:

@@ -7,6 +7,15 @@ ground, release a payload that is not attached, ...) are refused with a clear
 message and leave the state unchanged. Battery drains with time in the air.
 Every catalog tool has a handler: actuators change the state, sensors return
 a plausible reading computed from it.
+
+Commands take the request's arguments (:data:`ARGUMENTS`, canonical units: the fields of
+``tool_router.executor.arguments.ToolArguments`` plus ``radius_m``, ``duration_s`` and ``on``):
+"take off to 20 m" holds at 20 m, ``goto_waypoint`` flies to the given coordinates. A
+required argument that is missing (``set_altitude`` without an altitude), an argument the
+tool does not take, a value that is not a finite number, or a value outside
+:class:`Limits` (the ceiling, the geofence, the top speed) is refused with the reason and a
+``failure_mode`` (``missing_argument``, ``bad_argument``, ``outside_limits``); nothing is
+guessed. A refusal of the state machine itself has ``failure_mode`` ``vehicle_refused``.
 """
 from __future__ import annotations
 
@@ -14,13 +23,49 @@ import math
 import threading
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from tool_router.common.conditions import HOME, distance_m, encode_reading
 
 SETBOOL_TOOLS = ('spotlight', 'video_recorder', 'area_mapping')
+SPOTLIGHT_DRAIN_PCT_PER_S = 0.005  # the spotlight's extra drain in the air
 MOTION_IN_AIR = ('hold_position', 'goto_waypoint', 'execute_mission', 'set_altitude', 'set_speed',
                  'set_heading', 'orbit_point', 'follow_target')
+
+ArgValue = float | bool
+# tool -> (required, optional) arguments; a tool not listed takes none
+ARGUMENTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    'takeoff': ((), ('height_m',)),
+    'set_altitude': (('altitude_m',), ()),
+    'set_heading': (('heading_deg',), ()),
+    'set_speed': (('speed_mps',), ()),
+    'goto_waypoint': (('lat', 'lon'), ('altitude_m', 'speed_mps')),
+    'gimbal_control': ((), ('pitch_deg',)),
+    'hold_position': ((), ('duration_s',)),
+    'orbit_point': ((), ('lat', 'lon', 'radius_m', 'duration_s', 'speed_mps')),
+    'spotlight': ((), ('on',)),
+    'video_recorder': ((), ('on',)),
+    'area_mapping': ((), ('on',)),
+}
+ARGUMENT_NAMES = ('height_m', 'altitude_m', 'heading_deg', 'speed_mps', 'lat', 'lon',
+                  'pitch_deg', 'radius_m', 'duration_s', 'on')
+_WHAT = {'height_m': 'a take-off height', 'altitude_m': 'a target altitude',
+         'heading_deg': 'a heading', 'speed_mps': 'a speed', 'lat': 'coordinates',
+         'lon': 'coordinates', 'pitch_deg': 'a gimbal pitch', 'radius_m': 'a radius',
+         'duration_s': 'a duration', 'on': 'on or off'}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What the simulated vehicle can do; a command beyond them is refused (outside_limits)."""
+
+    max_altitude_m: float = 120.0      # ceiling above the launch point
+    min_takeoff_m: float = 1.0
+    max_speed_mps: float = 15.0
+    fence_radius_m: float = 200.0      # circular geofence around home
+    orbit_radius_m: tuple[float, float] = (5.0, 100.0)
+    gimbal_pitch_deg: tuple[float, float] = (-90.0, 30.0)
+    max_duration_s: float = 3600.0
 
 
 @dataclass
@@ -37,6 +82,12 @@ class VehicleState:
     mode: str = 'MANUAL'
     heading_deg: float = 90.0
     speed_mps: float = 0.0
+    cruise_speed_mps: float = 5.0
+    gimbal_pitch_deg: float = 0.0
+    orbit_radius_m: float = 0.0
+    activity: str = ''  # '' | hold | orbit: a timed activity in the air
+    activity_left_s: float = 0.0  # 0 with an activity: until told otherwise
+    drain_pct_per_s: float = 0.05  # in the air (the spotlight adds SPOTLIGHT_DRAIN_PCT_PER_S)
     lat: float = HOME[0]
     lon: float = HOME[1]
     terminated: bool = False
@@ -53,6 +104,8 @@ class Answer:
 
     ok: bool
     message: str
+    # '' | vehicle_refused | missing_argument | bad_argument | outside_limits | unknown_tool
+    failure_mode: str = ''
 
 
 class SimVehicle:
@@ -60,14 +113,45 @@ class SimVehicle:
 
     def __init__(self, takeoff_altitude_m: float = 10.0, drain_pct_per_s: float = 0.05,
                  clock: Callable[[], float] = time.monotonic, battery_pct: float = 100.0,
-                 mission_duration_s: float = 30.0) -> None:
+                 mission_duration_s: float = 30.0, limits: Limits = Limits()) -> None:
         self.takeoff_altitude_m = takeoff_altitude_m
-        self.drain_pct_per_s = drain_pct_per_s
         self.mission_duration_s = mission_duration_s
+        self.limits = limits
         self._clock = clock
         self._last = clock()
-        self.state = VehicleState(battery_pct=battery_pct)
+        self.state = VehicleState(battery_pct=battery_pct, drain_pct_per_s=drain_pct_per_s)
         self._lock = threading.Lock()
+
+    @property
+    def lock(self) -> threading.Lock:
+        """Held while a command runs; hold it to read :attr:`state` consistently."""
+        return self._lock
+
+    @property
+    def drain_pct_per_s(self) -> float:
+        """Battery drain in the air, % per second (without the spotlight's extra)."""
+        return self.state.drain_pct_per_s
+
+    def set_parameter(self, name: str, value: float) -> None:
+        """Change a runtime parameter (the node's ``ros2 param set``); ValueError if invalid.
+
+        ``battery_pct`` sets the charge now (the drain so far is applied first),
+        ``battery_drain_pct_per_s`` the drain from now on, ``takeoff_altitude_m`` the
+        height of a take-off without one, ``mission_duration_s`` the next mission's length.
+        """
+        problem = parameter_problem(name, value, self.limits)
+        if problem:
+            raise ValueError(problem)
+        with self._lock:
+            self.advance()
+            if name == 'battery_pct':
+                self.state.battery_pct = float(value)
+            elif name == 'battery_drain_pct_per_s':
+                self.state.drain_pct_per_s = float(value)
+            elif name == 'takeoff_altitude_m':
+                self.takeoff_altitude_m = float(value)
+            else:
+                self.mission_duration_s = float(value)
 
     # -- time --------------------------------------------------------------
     def advance(self) -> None:
@@ -76,8 +160,13 @@ class SimVehicle:
         dt, self._last = max(0.0, now - self._last), now
         s = self.state
         if s.phase == 'airborne':
-            extra = 0.5 if s.spotlight else 0.0
-            s.battery_pct = max(0.0, s.battery_pct - dt * (self.drain_pct_per_s + extra * 0.01))
+            s.battery_pct = max(0.0, s.battery_pct - dt * drain_rate(s))
+            if s.activity and s.activity_left_s > 0.0:
+                s.activity_left_s = max(0.0, s.activity_left_s - dt)
+                if s.activity_left_s == 0.0:
+                    if s.activity == 'orbit':
+                        s.mode, s.speed_mps, s.orbit_radius_m = 'LOITER', 0.0, 0.0
+                    s.activity = ''
             if s.mission == 'running':
                 s.mission_elapsed_s += dt
                 if s.mission_elapsed_s >= self.mission_duration_s:
@@ -93,19 +182,28 @@ class SimVehicle:
         return data
 
     # -- commands ----------------------------------------------------------
-    def command(self, tool: str, value: bool | None = None) -> Answer:
-        """Run one tool (``value`` for the on/off tools); refused commands change nothing."""
+    def command(self, tool: str, value: bool | None = None,
+                args: Mapping[str, ArgValue] | None = None) -> Answer:
+        """Run one tool with its arguments (``value``: ``on`` for the on/off tools).
+
+        Refused commands change nothing and say why (``Answer.failure_mode``).
+        """
+        values = dict(args or {})
+        if value is not None:
+            values['on'] = value
         with self._lock:
             self.advance()
             handler = getattr(self, f'_do_{tool}', None)
+            if handler is None and tool not in SENSORS:
+                return Answer(False, f'unknown tool {tool!r}', 'unknown_tool')
+            problem = self._check_arguments(tool, values)
+            if problem is not None:
+                return problem
             if handler is None:
-                reader = SENSORS.get(tool)
-                if reader is None:
-                    return Answer(False, f'unknown tool {tool!r}')
-                answer = Answer(True, encode_reading(reader(self.state),
+                answer = Answer(True, encode_reading(SENSORS[tool](self.state),
                                                      READINGS[tool](self.state)))
-            elif tool in SETBOOL_TOOLS:
-                answer = handler(True if value is None else value)
+            elif tool in ARGUMENTS:
+                answer = handler(values)
             else:
                 answer = handler()
             if answer.ok:
@@ -115,9 +213,38 @@ class SimVehicle:
                 del self.state.history[:-50]
             return answer
 
+    def _check_arguments(self, tool: str, values: dict[str, ArgValue]) -> Answer | None:
+        """A refusal when the arguments do not fit the tool, else None."""
+        required, optional = ARGUMENTS.get(tool, ((), ()))
+        unknown = sorted(set(values) - set(required) - set(optional))
+        if unknown:
+            takes = ', '.join(required + optional) or 'no arguments'
+            return Answer(False, f'refused: {tool} does not take {", ".join(unknown)} '
+                                 f'(it takes {takes})', 'bad_argument')
+        for key, val in values.items():
+            if key == 'on':
+                if not isinstance(val, bool):
+                    return Answer(False, f'refused: {tool}: on must be true or false',
+                                  'bad_argument')
+            elif isinstance(val, bool) or not isinstance(val, (int, float)) \
+                    or not math.isfinite(val):
+                return Answer(False, f'refused: {tool}: {key} {val!r} is not a finite number',
+                              'bad_argument')
+        missing = [k for k in required if k not in values]
+        if missing:
+            return Answer(False, f'refused: {tool} needs {_WHAT[missing[0]]} ({missing[0]}); '
+                                 'nothing is guessed', 'missing_argument')
+        if ('lat' in values) != ('lon' in values):
+            return Answer(False, f'refused: {tool} needs both lat and lon', 'missing_argument')
+        return None
+
     def _refuse(self, text: str) -> Answer:
         return Answer(False, f'refused: {text} (phase {self.state.phase}, '
-                             f'altitude {self.state.altitude_m:.1f} m)')
+                             f'altitude {self.state.altitude_m:.1f} m)', 'vehicle_refused')
+
+    @staticmethod
+    def _outside(text: str) -> Answer:
+        return Answer(False, f'refused: {text}', 'outside_limits')
 
     @property
     def _on_ground(self) -> bool:
@@ -141,21 +268,26 @@ class SimVehicle:
         s.phase, s.mode, s.speed_mps = 'disarmed', 'MANUAL', 0.0
         return Answer(True, 'motors disarmed')
 
-    def _do_takeoff(self) -> Answer:
-        s = self.state
+    def _do_takeoff(self, args: dict[str, ArgValue]) -> Answer:
+        s, lim = self.state, self.limits
+        height = float(args.get('height_m', self.takeoff_altitude_m))
+        if not lim.min_takeoff_m <= height <= lim.max_altitude_m:
+            return self._outside(f'take-off height {height:g} m is outside '
+                                 f'{lim.min_takeoff_m:g}-{lim.max_altitude_m:g} m')
         if s.phase == 'disarmed':
             return self._refuse('cannot take off while disarmed; arm the motors first')
         if s.phase == 'airborne':
             return self._refuse('already airborne')
-        s.phase, s.mode, s.altitude_m = 'airborne', 'TAKEOFF', self.takeoff_altitude_m
-        return Answer(True, f'took off, holding at {s.altitude_m:.1f} m')
+        s.phase, s.mode, s.altitude_m = 'airborne', 'TAKEOFF', height
+        asked = '' if 'height_m' in args else ' (no height asked: the default take-off height)'
+        return Answer(True, f'took off, holding at {s.altitude_m:.1f} m{asked}')
 
     def _land(self, how: str) -> Answer:
         s = self.state
         if s.phase != 'airborne':
             return self._refuse('already on the ground')
         s.phase, s.mode, s.altitude_m, s.speed_mps = 'landed', 'LAND', 0.0, 0.0
-        s.mapping = False
+        s.mapping, s.activity, s.activity_left_s, s.orbit_radius_m = False, '', 0.0, 0.0
         if s.mission == 'running':
             s.mission = 'none'
         return Answer(True, how)
@@ -177,35 +309,137 @@ class SimVehicle:
             return self._refuse(f'{tool} needs the vehicle in the air')
         return Answer(True, change(self.state))
 
-    def _do_hold_position(self) -> Answer:
-        return self._in_air('hold_position', lambda s: _set(s, mode='LOITER', speed_mps=0.0,
-                                                            msg='holding position'))
+    def _duration(self, args: dict[str, ArgValue]) -> tuple[float, Answer | None]:
+        duration = float(args.get('duration_s', 0.0))
+        if 'duration_s' in args and not 0.0 < duration <= self.limits.max_duration_s:
+            return 0.0, self._outside(f'duration {duration:g} s is outside '
+                                      f'0-{self.limits.max_duration_s:g} s')
+        return duration, None
 
-    def _do_goto_waypoint(self) -> Answer:
-        return self._in_air('goto_waypoint', lambda s: _set(
-            s, mode='GUIDED', speed_mps=5.0, lat=s.lat + 0.0005, lon=s.lon + 0.0005,
-            msg='flying to the waypoint'))
+    def _speed(self, args: dict[str, ArgValue], default: float) -> tuple[float, Answer | None]:
+        speed = float(args.get('speed_mps', default))
+        if not 0.0 < speed <= self.limits.max_speed_mps:
+            return 0.0, self._outside(f'speed {speed:g} m/s is outside '
+                                      f'0-{self.limits.max_speed_mps:g} m/s')
+        return speed, None
+
+    def _inside_fence(self, lat: float, lon: float, what: str) -> Answer | None:
+        if not (-90.0 <= lat <= 90.0 and -180.0 <= lon <= 180.0):
+            return Answer(False, f'refused: {lat:g},{lon:g} is not a latitude/longitude pair',
+                          'bad_argument')
+        away = distance_m(lat, lon, *HOME)
+        if away > self.limits.fence_radius_m:
+            return self._outside(f'{what} {lat:.6f},{lon:.6f} is {away:.0f} m from home, '
+                                 f'outside the {self.limits.fence_radius_m:g} m geofence')
+        return None
+
+    def _altitude(self, value: float) -> Answer | None:
+        if not 0.0 < value <= self.limits.max_altitude_m:
+            return self._outside(f'altitude {value:g} m is outside '
+                                 f'0-{self.limits.max_altitude_m:g} m above the launch point')
+        return None
+
+    def _do_hold_position(self, args: dict[str, ArgValue]) -> Answer:
+        duration, problem = self._duration(args)
+        if problem:
+            return problem
+        if self.state.phase != 'airborne':
+            return self._refuse('hold_position needs the vehicle in the air')
+        s = self.state
+        s.mode, s.speed_mps, s.orbit_radius_m = 'LOITER', 0.0, 0.0
+        s.activity, s.activity_left_s = 'hold', duration
+        return Answer(True, f'holding position at {s.altitude_m:.1f} m'
+                      + (f' for {duration:g} s' if duration else ''))
+
+    def _do_goto_waypoint(self, args: dict[str, ArgValue]) -> Answer:
+        s = self.state
+        lat, lon = float(args['lat']), float(args['lon'])
+        problem = self._inside_fence(lat, lon, 'waypoint')
+        altitude = float(args.get('altitude_m', s.altitude_m))
+        if problem is None and 'altitude_m' in args:
+            problem = self._altitude(altitude)
+        speed, slow = self._speed(args, s.cruise_speed_mps)
+        problem = problem or slow
+        if problem:
+            return problem
+        if s.phase != 'airborne':
+            return self._refuse('goto_waypoint needs the vehicle in the air')
+        flown = math.hypot(distance_m(s.lat, s.lon, lat, lon), altitude - s.altitude_m)
+        travel_s = flown / speed
+        # the flight is simulated at once; its time in the air drains the battery
+        s.battery_pct = max(0.0, s.battery_pct - travel_s * drain_rate(s))
+        s.lat, s.lon, s.altitude_m = lat, lon, altitude
+        s.mode, s.speed_mps, s.activity, s.activity_left_s = 'GUIDED', 0.0, '', 0.0
+        s.orbit_radius_m = 0.0
+        return Answer(True, f'reached {lat:.6f},{lon:.6f} at {altitude:.1f} m: flew {flown:.0f} m '
+                            f'at {speed:.1f} m/s in {travel_s:.0f} s')
 
     def _do_execute_mission(self) -> Answer:
         return self._in_air('execute_mission', lambda s: _set(
             s, mode='MISSION', speed_mps=6.0, mission='running', mission_elapsed_s=0.0,
+            activity='', activity_left_s=0.0,
             msg=f'mission started (item 1/8, about {self.mission_duration_s:g} s)'))
 
-    def _do_set_altitude(self) -> Answer:
-        return self._in_air('set_altitude', lambda s: _set(
-            s, altitude_m=s.altitude_m + 5.0, msg=f'climbing to {s.altitude_m + 5.0:.1f} m'))
+    def _do_set_altitude(self, args: dict[str, ArgValue]) -> Answer:
+        target = float(args['altitude_m'])
+        problem = self._altitude(target)
+        if problem:
+            return problem
+        if self.state.phase != 'airborne':
+            return self._refuse('set_altitude needs the vehicle in the air')
+        s = self.state
+        before, s.altitude_m = s.altitude_m, target
+        verb = 'climbed' if target > before else 'descended' if target < before else 'stayed'
+        return Answer(True, f'{verb} from {before:.1f} m to {target:.1f} m')
 
-    def _do_set_speed(self) -> Answer:
-        return self._in_air('set_speed', lambda s: _set(s, speed_mps=8.0,
-                                                        msg='cruise speed set to 8.0 m/s'))
+    def _do_set_speed(self, args: dict[str, ArgValue]) -> Answer:
+        speed, problem = self._speed(args, 0.0)
+        if problem:
+            return problem
+        if self.state.phase != 'airborne':
+            return self._refuse('set_speed needs the vehicle in the air')
+        s = self.state
+        s.cruise_speed_mps = speed
+        if s.speed_mps > 0.0:  # moving (mission, orbit, follow): at the new speed at once
+            s.speed_mps = speed
+        return Answer(True, f'cruise speed set to {speed:.1f} m/s')
 
-    def _do_set_heading(self) -> Answer:
-        return self._in_air('set_heading', lambda s: _set(
-            s, heading_deg=(s.heading_deg + 90.0) % 360, msg='turning in place'))
+    def _do_set_heading(self, args: dict[str, ArgValue]) -> Answer:
+        heading = float(args['heading_deg'])
+        if not -360.0 <= heading < 360.0:
+            return Answer(False, f'refused: heading {heading:g} deg is not a heading',
+                          'bad_argument')
+        if self.state.phase != 'airborne':
+            return self._refuse('set_heading needs the vehicle in the air')
+        s = self.state
+        s.heading_deg = heading % 360.0
+        return Answer(True, f'turned to heading {s.heading_deg:.0f} deg')
 
-    def _do_orbit_point(self) -> Answer:
-        return self._in_air('orbit_point', lambda s: _set(s, mode='ORBIT', speed_mps=3.0,
-                                                          msg='orbiting at 20 m radius'))
+    def _do_orbit_point(self, args: dict[str, ArgValue]) -> Answer:
+        s, lim = self.state, self.limits
+        problem = None
+        if 'lat' in args:
+            problem = self._inside_fence(float(args['lat']), float(args['lon']), 'orbit centre')
+        radius = float(args.get('radius_m', 20.0))
+        low, high = lim.orbit_radius_m
+        if problem is None and not low <= radius <= high:
+            problem = self._outside(f'orbit radius {radius:g} m is outside {low:g}-{high:g} m')
+        duration, late = self._duration(args)
+        speed, fast = self._speed(args, min(3.0, s.cruise_speed_mps))
+        problem = problem or late or fast
+        if problem:
+            return problem
+        if s.phase != 'airborne':
+            return self._refuse('orbit_point needs the vehicle in the air')
+        if 'lat' in args:
+            s.lat, s.lon = float(args['lat']), float(args['lon'])
+        s.mode, s.speed_mps, s.orbit_radius_m = 'ORBIT', speed, radius
+        s.activity, s.activity_left_s = 'orbit', duration
+        centre = f'{s.lat:.6f},{s.lon:.6f}'
+        default = '' if 'radius_m' in args else ' (the default radius)'
+        return Answer(True, f'orbiting {centre} at {radius:g} m radius{default}, '
+                            f'{speed:.1f} m/s, {s.altitude_m:.1f} m'
+                      + (f' for {duration:g} s' if duration else ''))
 
     def _do_follow_target(self) -> Answer:
         return self._in_air('follow_target', lambda s: _set(s, mode='FOLLOW',
@@ -232,8 +466,16 @@ class SimVehicle:
             return self._refuse('no load on the winch')
         return Answer(True, 'winch moved the load 2.0 m')
 
-    def _do_gimbal_control(self) -> Answer:
-        return Answer(True, 'gimbal pointed at pitch -45 deg')
+    def _do_gimbal_control(self, args: dict[str, ArgValue]) -> Answer:
+        if 'pitch_deg' not in args:
+            return Answer(True, f'gimbal stays at pitch {self.state.gimbal_pitch_deg:g} deg '
+                                '(no pitch given)')
+        pitch = float(args['pitch_deg'])
+        low, high = self.limits.gimbal_pitch_deg
+        if not low <= pitch <= high:
+            return self._outside(f'gimbal pitch {pitch:g} deg is outside {low:g}..{high:g} deg')
+        self.state.gimbal_pitch_deg = pitch
+        return Answer(True, f'gimbal pointed at pitch {pitch:g} deg')
 
     def _do_speaker_broadcast(self) -> Answer:
         return Answer(True, 'message broadcast')
@@ -244,13 +486,14 @@ class SimVehicle:
         setattr(self.state, flag, on)
         return Answer(True, f'{label} {"on" if on else "off"}')
 
-    def _do_spotlight(self, on: bool) -> Answer:
-        return self._toggle('spotlight', 'spotlight', on)
+    def _do_spotlight(self, args: dict[str, ArgValue]) -> Answer:
+        return self._toggle('spotlight', 'spotlight', bool(args.get('on', True)))
 
-    def _do_video_recorder(self, on: bool) -> Answer:
-        return self._toggle('recording', 'video recording', on)
+    def _do_video_recorder(self, args: dict[str, ArgValue]) -> Answer:
+        return self._toggle('recording', 'video recording', bool(args.get('on', True)))
 
-    def _do_area_mapping(self, on: bool) -> Answer:
+    def _do_area_mapping(self, args: dict[str, ArgValue]) -> Answer:
+        on = bool(args.get('on', True))
         if on and self.state.phase != 'airborne':
             return self._refuse('mapping needs the vehicle in the air')
         return self._toggle('mapping', 'area mapping', on)
@@ -262,16 +505,56 @@ def _set(state: VehicleState, msg: str, **changes: object) -> str:
     return msg
 
 
+# runtime parameters of the vehicle (SimVehicle.set_parameter): name -> (low, high)
+PARAMETER_RANGES: dict[str, tuple[float, float]] = {
+    'battery_pct': (0.0, 100.0),
+    'battery_drain_pct_per_s': (0.0, 10.0),
+    'takeoff_altitude_m': (1.0, 120.0),
+    'mission_duration_s': (1.0, 3600.0),
+}
+
+
+def parameter_problem(name: str, value: object, limits: Limits = Limits()) -> str:
+    """Why ``value`` is not a valid runtime parameter ``name`` ('' when it is)."""
+    if name not in PARAMETER_RANGES:
+        return f'{name} is not a runtime parameter of the simulated vehicle'
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return f'{name} must be a finite number, not {value!r}'
+    low, high = PARAMETER_RANGES[name]
+    if name == 'takeoff_altitude_m':
+        low, high = limits.min_takeoff_m, limits.max_altitude_m
+    if not low <= value <= high:
+        return f'{name} {value:g} is outside {low:g}..{high:g}'
+    return ''
+
+
+def drain_rate(s: VehicleState) -> float:
+    """Battery drain in the air, % per second (the spotlight adds its share)."""
+    return s.drain_pct_per_s + (SPOTLIGHT_DRAIN_PCT_PER_S if s.spotlight else 0.0)
+
+
+def flight_time_left_s(s: VehicleState) -> float | None:
+    """Seconds of flight the charge lasts at the current drain (None: no drain)."""
+    rate = drain_rate(s)
+    return s.battery_pct / rate if rate > 0.0 else None
+
+
 def _battery(s: VehicleState) -> str:
     volts = 13.2 + 3.6 * s.battery_pct / 100.0
-    minutes = s.battery_pct / 100.0 * 25.0
+    left = flight_time_left_s(s)
+    rate = drain_rate(s)
+    if left is None:
+        time_left = 'no drain configured'
+    else:
+        time_left = (f'~{left / 60.0:.1f} min ({left:.0f} s) of flight left at {rate:.3g} %/s'
+                     + ('' if s.phase == 'airborne' else ' once airborne'))
     return (f'battery {s.battery_pct:.1f} %, {volts:.2f} V, '
-            f'{12.5 if s.phase == "airborne" else 0.4:.1f} A, ~{minutes:.0f} min left')
+            f'{12.5 if s.phase == "airborne" else 0.4:.1f} A, {time_left}')
 
 
 def _fence_margin(s: VehicleState) -> float:
-    """Metres left to a 200 m circular fence around home (1e-5 deg ~ 1 m)."""
-    return 200.0 - 1e5 * math.hypot(s.lat - HOME[0], s.lon - HOME[1])
+    """Metres left to the circular geofence around home."""
+    return Limits().fence_radius_m - distance_m(s.lat, s.lon, *HOME)
 
 
 def _camera(kind: str) -> Callable[[VehicleState], str]:
@@ -312,6 +595,10 @@ SENSORS: dict[str, Callable[[VehicleState], str]] = {
 }
 
 
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)
+
+
 def _seen(s: VehicleState) -> tuple[int, int]:
     """People and vehicles in view: the camera sees a scene only from the air."""
     return (2, 1) if s.phase == 'airborne' else (0, 0)
@@ -325,7 +612,9 @@ def _esc_temp(s: VehicleState) -> float:
 # the fields named in tool_router.common.conditions.QUANTITIES and STATES.
 READINGS: dict[str, Callable[[VehicleState], dict[str, Any]]] = {
     'battery_status': lambda s: {'battery_pct': round(s.battery_pct, 3),
-                                 'voltage_v': round(13.2 + 3.6 * s.battery_pct / 100.0, 3)},
+                                 'voltage_v': round(13.2 + 3.6 * s.battery_pct / 100.0, 3),
+                                 'drain_pct_per_s': round(drain_rate(s), 4),
+                                 'flight_time_left_s': _rounded(flight_time_left_s(s))},
     'gps_position': lambda s: {'lat': s.lat, 'lon': s.lon, 'amsl_m': 408.0 + s.altitude_m,
                                'home_distance_m': round(distance_m(s.lat, s.lon, *HOME), 2)},
     'altitude_sensor': lambda s: {'altitude_m': s.altitude_m},
@@ -360,6 +649,33 @@ READINGS: dict[str, Callable[[VehicleState], dict[str, Any]]] = {
     'geofence_monitor': lambda s: {'inside': _fence_margin(s) >= 0.0,
                                    'margin_m': round(_fence_margin(s), 2)},
 }
+
+
+EARTH_RADIUS_M = 6_371_000.0
+
+
+@dataclass(frozen=True)
+class LocalPose:
+    """Position and velocity in a local ENU frame at home (x east, y north, z up), metres."""
+
+    x: float
+    y: float
+    z: float
+    yaw_rad: float  # ENU yaw: 0 = east, counter-clockwise (heading 0 = north = pi/2)
+    vx: float
+    vy: float
+
+
+def local_pose(s: VehicleState) -> LocalPose:
+    """The vehicle's pose and velocity in the home ENU frame (what the pose topics carry)."""
+    lat0 = math.radians(HOME[0])
+    x = math.radians(s.lon - HOME[1]) * EARTH_RADIUS_M * math.cos(lat0)
+    y = math.radians(s.lat - HOME[0]) * EARTH_RADIUS_M
+    yaw = math.radians((90.0 - s.heading_deg) % 360.0)
+    if yaw > math.pi:
+        yaw -= 2 * math.pi
+    return LocalPose(x=x, y=y, z=s.altitude_m, yaw_rad=yaw,
+                     vx=s.speed_mps * math.cos(yaw), vy=s.speed_mps * math.sin(yaw))
 
 
 def tool_names() -> list[str]:
