@@ -46,7 +46,8 @@ from tool_router.executor.config import (EXECUTOR_DOORS, ExecutorConfig, load_ex
 from tool_router.executor.confirmations import ConfirmationBook
 from tool_router.executor.desk import CancelCall, ConfirmCall, Desk
 from tool_router.executor.arguments import ArgumentError
-from tool_router.executor.dispatch import (Binding, BindingKind, DispatchResult, call_arguments, setbool_value)
+from tool_router.executor.dispatch import (Binding, BindingKind, DispatchResult, call_arguments,
+                                           setbool_value)
 from tool_router.executor.intake import Ack, Intake, IntakeRules, Signatures
 from tool_router.executor.nonces import NonceStore
 from tool_router.executor.permissions import PermissionPolicy, load_permissions
