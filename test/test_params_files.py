@@ -90,7 +90,7 @@ def test_serve_checks_every_file_first_one_line_and_exit_2(tmp_path, capsys):
         (['--config', str(missing)], f'{missing}: no such parameters file'),
         (['--namespace', 'uav3', '--executor-config', str(bad_key)],
          "node key 'excutor_node' (as /uav3/excutor_node) matches no node started"),
-        (['--executor-config', str(bad_yaml)], f'{bad_yaml}:3: not valid YAML'),
+        (['--executor-config', str(bad_yaml)], f'{bad_yaml}:3: invalid YAML'),
         (['--executor-config', str(no_catalog)], f'parameter catalog: no such file {tmp_path}'),
         (['--param', f'catalog:={missing}'], '--param: parameter catalog: no such file'),
         (['--namespace', 'uav3', '--config', str(config_path('executor.yaml'))],

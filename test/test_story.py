@@ -136,7 +136,7 @@ def test_trace_show_reads_the_files_of_every_namespace(tmp_path, capsys):
 
 
 @pytest.mark.parametrize('content, message', [
-    (None, 'file not found'),
+    (None, 'no such parameters file'),
     ('a: [\n', 'invalid YAML'),
     ('a: 1\n', 'a: a value outside ros__parameters'),
     ('executor_node:\n  ros__parameters:\n    mode: execute\n  confirm_timeout_s: 20\n',

@@ -349,6 +349,8 @@ def check_params_file(path: str, option: str) -> None:
     from tool_router.common.yaml_util import load_yaml_with_lines
 
     where = f'{option} {path}'
+    if not Path(path).exists():
+        raise ConfigError('no such parameters file', where=where)
     if Path(path).is_dir():
         raise ConfigError('is a directory, not a parameters file', where=where)
     try:

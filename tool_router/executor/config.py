@@ -36,7 +36,7 @@ EXECUTOR_FIXED = frozenset({
     'confirmation_history',
     # who may ask and confirm: signatures, keys, operators, nonces
     'require_signed_execute', 'require_router_signature', 'insecure_confirmations',
-    'router_key_file', 'operators_file', 'nonce_file',
+    'router_key_file', 'executor_key_file', 'operators_file', 'nonce_file',
     # the audit record
     'trace_dir', 'trace_max_bytes', 'trace_fsync', 'trace_mcap', 'trace_chain',
     'trace_chain_key_file', 'redact',

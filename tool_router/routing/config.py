@@ -214,7 +214,7 @@ ROUTER_FIXED = frozenset({
     'serving', 'blas_threads',
     # topics, the ack time-out, the key selections are signed with
     'request_topic', 'selection_topic', 'decision_topic', 'ack_topic', 'executor_ack_timeout_s',
-    'router_key_file',
+    'router_key_file', 'executor_key_file',
     # the node's own: lifecycle start, and rclpy's (use_sim_time)
     'autostart', *ROS_OWN,
 })

@@ -413,6 +413,8 @@ class SimVehicle:
             return self._refuse('set_heading needs the vehicle in the air')
         s = self.state
         s.heading_deg = heading % 360.0
+        if s.heading_deg >= 360.0:  # a tiny negative heading wraps to 360.0 in floating point
+            s.heading_deg = 0.0
         return Answer(True, f'turned to heading {s.heading_deg:.0f} deg')
 
     def _do_orbit_point(self, args: dict[str, ArgValue]) -> Answer:
