@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ROSDEP_KEY = {
     'rclpy': 'rclpy', 'rcl_interfaces': 'rcl_interfaces', 'std_msgs': 'std_msgs',
     'std_srvs': 'std_srvs', 'diagnostic_msgs': 'diagnostic_msgs', 'geometry_msgs': 'geometry_msgs',
+    'sensor_msgs': 'sensor_msgs',
     'lifecycle_msgs': 'lifecycle_msgs', 'builtin_interfaces': 'builtin_interfaces',
     'ament_index_python': 'ament_index_python', 'launch': 'launch', 'launch_ros': 'launch_ros',
     'numpy': 'python3-numpy', 'yaml': 'python3-yaml', 'pydantic': 'python3-pydantic',

@@ -23,6 +23,9 @@ def test_sim_node_services_and_refusals(catalog):
         from geometry_msgs.msg import PoseStamped, TwistStamped
         poses = peer.watch(PoseStamped, '/simtest/pose')
         velocities = peer.watch(TwistStamped, '/simtest/velocity')
+        from sensor_msgs.msg import BatteryState, NavSatFix
+        batteries = peer.watch(BatteryState, '/simtest/battery')
+        fixes = peer.watch(NavSatFix, '/simtest/fix')
         names = dict(peer.node.get_service_names_and_types())
 
         def all_offered() -> bool:
@@ -79,6 +82,14 @@ def test_sim_node_services_and_refusals(catalog):
         assert poses[-1].header.frame_id == 'map' and poses[-1].header.stamp.sec > 0
         assert json.loads(states[-1].data)['stamp'] > 0
         assert velocities and velocities[-1].header.frame_id == 'map'
+        # the standard sensor messages say what the battery and gps readings say
+        battery = json.loads(trigger('battery_status').message.splitlines()[-1][len('reading: '):])
+        assert wait_until(lambda: batteries and abs(batteries[-1].percentage * 100.0
+                                                    - battery['battery_pct']) < 1.0, 30)
+        assert abs(batteries[-1].voltage - battery['voltage_v']) < 0.1
+        assert batteries[-1].header.stamp.sec > 0 and batteries[-1].present
+        assert wait_until(lambda: fixes and abs(fixes[-1].altitude - (408.0 + 42.0)) < 0.01, 30)
+        assert fixes[-1].status.status >= 0 and fixes[-1].header.frame_id == 'gps'
     finally:
         peer.close()
         assert sim.stop() == 0

@@ -12,7 +12,8 @@ state machine is :class:`tool_router.sim.vehicle.SimVehicle`; refused commands a
 as JSON (std_msgs/String, with its ``stamp``) on ``<prefix>/state`` after every command and
 periodically, with the standard ``<prefix>/pose`` (geometry_msgs/PoseStamped) and
 ``<prefix>/velocity`` (geometry_msgs/TwistStamped), stamped, in frame ``map``:
-east-north-up metres from home.
+east-north-up metres from home; and ``<prefix>/battery`` (sensor_msgs/BatteryState) and
+``<prefix>/fix`` (sensor_msgs/NavSatFix, altitude above mean sea level).
 
 Parameters ``battery_pct``, ``battery_drain_pct_per_s``, ``takeoff_altitude_m`` and
 ``mission_duration_s`` may be set while it runs (``ros2 param set /sim_vehicle battery_pct
@@ -26,6 +27,7 @@ import time
 from typing import Any
 
 from geometry_msgs.msg import PoseStamped, TwistStamped
+from sensor_msgs.msg import BatteryState, NavSatFix, NavSatStatus
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
@@ -36,7 +38,8 @@ from std_srvs.srv import SetBool, Trigger
 
 from tool_router.ros.common import spin
 from tool_router.sim.vehicle import (ARGUMENT_NAMES, PARAMETER_RANGES, SENSORS, SETBOOL_TOOLS,
-                                     Answer, ArgValue, SimVehicle, local_pose, tool_names)
+                                     Answer, ArgValue, SimVehicle, battery_voltage,
+                                     local_pose, tool_names, HOME_AMSL_M)
 from tool_router.srv import ToolCall
 
 SENSOR_LOG_PERIOD_S = 5.0
@@ -87,6 +90,8 @@ class SimVehicleNode(Node):
         self._state_pub = self.create_publisher(String, f'{prefix}/state', latched)
         self._pose_pub = self.create_publisher(PoseStamped, f'{prefix}/pose', 10)
         self._velocity_pub = self.create_publisher(TwistStamped, f'{prefix}/velocity', 10)
+        self._battery_pub = self.create_publisher(BatteryState, f'{prefix}/battery', 10)
+        self._fix_pub = self.create_publisher(NavSatFix, f'{prefix}/fix', 10)
         self._timer = self.create_timer(period, self._publish_state)
         self._publish_state()
         count = len(self._tool_services)
@@ -174,6 +179,21 @@ class SimVehicleNode(Node):
         twist.header.stamp, twist.header.frame_id = stamp, FRAME_ID
         twist.twist.linear.x, twist.twist.linear.y = local.vx, local.vy
         self._velocity_pub.publish(twist)
+        with self.vehicle.lock:
+            st = self.vehicle.state
+            pct, volts = st.battery_pct, battery_voltage(st)
+            lat, lon, alt = st.lat, st.lon, HOME_AMSL_M + st.altitude_m
+        battery = BatteryState(percentage=float(pct) / 100.0, voltage=float(volts), present=True,
+                               power_supply_status=BatteryState.POWER_SUPPLY_STATUS_DISCHARGING,
+                               power_supply_technology=BatteryState.POWER_SUPPLY_TECHNOLOGY_LIPO,
+                               cell_voltage=[float(volts) / 4.0] * 4)
+        battery.header.stamp, battery.header.frame_id = stamp, 'base_link'
+        self._battery_pub.publish(battery)
+        fix = NavSatFix(latitude=float(lat), longitude=float(lon), altitude=float(alt),
+                        position_covariance_type=NavSatFix.COVARIANCE_TYPE_UNKNOWN)
+        fix.status.status, fix.status.service = NavSatStatus.STATUS_FIX, NavSatStatus.SERVICE_GPS
+        fix.header.stamp, fix.header.frame_id = stamp, 'gps'
+        self._fix_pub.publish(fix)
 
 
 def main(args: list[str] | None = None) -> int:

@@ -68,6 +68,14 @@ class Limits:
     max_duration_s: float = 3600.0
 
 
+HOME_AMSL_M = 408.0  # the simulated home's altitude above mean sea level
+
+
+def battery_voltage(s: 'VehicleState') -> float:
+    """The simulated 4-cell pack's voltage at its charge (13.2 V empty, 16.8 V full)."""
+    return 13.2 + 3.6 * s.battery_pct / 100.0
+
+
 @dataclass
 class VehicleState:
     """Everything the simulator tracks."""
@@ -568,7 +576,7 @@ def _camera(kind: str) -> Callable[[VehicleState], str]:
 SENSORS: dict[str, Callable[[VehicleState], str]] = {
     'battery_status': _battery,
     'gps_position': lambda s: f'fix 3D, {s.lat:.6f},{s.lon:.6f}, '
-                              f'{408.0 + s.altitude_m:.1f} m AMSL, 14 satellites',
+                              f'{HOME_AMSL_M + s.altitude_m:.1f} m AMSL, 14 satellites',
     'altitude_sensor': lambda s: f'{s.altitude_m:.1f} m above takeoff, '
                                  f'{s.altitude_m:.1f} m above ground',
     'attitude_imu': lambda s: f'roll 0.4 deg, pitch {-2.0 if s.speed_mps else 0.1:.1f} deg, '
@@ -614,10 +622,10 @@ def _esc_temp(s: VehicleState) -> float:
 # the fields named in tool_router.common.conditions.QUANTITIES and STATES.
 READINGS: dict[str, Callable[[VehicleState], dict[str, Any]]] = {
     'battery_status': lambda s: {'battery_pct': round(s.battery_pct, 3),
-                                 'voltage_v': round(13.2 + 3.6 * s.battery_pct / 100.0, 3),
+                                 'voltage_v': round(battery_voltage(s), 3),
                                  'drain_pct_per_s': round(drain_rate(s), 4),
                                  'flight_time_left_s': _rounded(flight_time_left_s(s))},
-    'gps_position': lambda s: {'lat': s.lat, 'lon': s.lon, 'amsl_m': 408.0 + s.altitude_m,
+    'gps_position': lambda s: {'lat': s.lat, 'lon': s.lon, 'amsl_m': HOME_AMSL_M + s.altitude_m,
                                'home_distance_m': round(distance_m(s.lat, s.lon, *HOME), 2)},
     'altitude_sensor': lambda s: {'altitude_m': s.altitude_m},
     'attitude_imu': lambda s: {'roll_deg': 0.4, 'pitch_deg': -2.0 if s.speed_mps else 0.1,
