@@ -56,7 +56,7 @@ def call(stack, text: str, *extra: str) -> subprocess.CompletedProcess:
 def outcome_line(out: str, tool: str) -> str:
     """The outcome line of ``tool`` (not its score line): tool, endpoint, outcome, detail."""
     return next(x for x in out.splitlines()
-                if x.startswith(f'{tool} ') and x.split()[1].startswith('trigger:'))
+                if x.startswith(f'{tool} ') and x.split()[1].startswith(('trigger:', 'call:')))
 
 
 def request_id(out: str) -> str:
@@ -68,8 +68,9 @@ def test_a_refused_tool_is_printed_with_the_vehicles_answer_and_exits_1(stack):
     out = call(stack, 'take off')  # the simulator is disarmed: it refuses
     assert out.returncode == 1, out.stdout + out.stderr
     line = outcome_line(out.stdout, 'takeoff')
-    assert line.split()[1:3] == ['trigger:sim/takeoff', 'failed'], line
-    assert 'call_failed: refused: ' in line, line
+    # takeoff carries its height to the simulator (call: binding); disarmed, the vehicle refuses
+    assert line.split()[1:3] == ['call:sim/tool_call', 'failed'], line
+    assert 'vehicle_refused: refused: ' in line, line
     assert 'not done: takeoff' in out.stdout
 
 

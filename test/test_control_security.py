@@ -193,8 +193,9 @@ def test_confirmations_and_watch_calls_from_fresh_processes_arrive(desk_rig):
     outs: dict[str, subprocess.CompletedProcess] = {}
 
     def approve(rid: str) -> None:
-        outs[rid] = cli('confirm', rid, 'arm_motors', '--approve', '--operator', 'alice',
-                        '--operators', str(operators), '--service', '/ctl/confirm')
+        outs[rid] = cli('confirm', rid, 'arm_motors', '--approve', '--no-wait',
+                        '--operator', 'alice', '--operators', str(operators),
+                        '--service', '/ctl/confirm')
     threads = [threading.Thread(target=approve, args=(rid,)) for rid in rids]
     for t in threads:
         t.start()
@@ -224,7 +225,7 @@ def test_confirmations_and_watch_calls_from_fresh_processes_arrive(desk_rig):
               *WATCH_ARGS)
     assert out.returncode == 0 and f'cancelled {wid}' in out.stdout, out.stderr
     # nobody serves this name: the decision cannot be delivered, and the CLI says so
-    lost = cli('confirm', rids[0], 'arm_motors', '--approve', '--operator', 'alice',
+    lost = cli('confirm', rids[0], 'arm_motors', '--approve', '--no-wait', '--operator', 'alice',
                '--operators', str(operators), '--service', '/nobody/confirm', '--timeout', '2')
     assert lost.returncode != 0 and lost.stdout == ''
     assert len(lost.stderr.strip().splitlines()) == 1, lost.stderr
@@ -266,7 +267,8 @@ def test_forged_acks_never_change_what_an_operator_is_told(tmp_path):
         # an ack is lost: a signed sensor read, repeated until it is reported executed and the
         # attacker's acks for it were seen by the router
         def warm() -> bool:
-            out = cli('call', '--execute', 'what is the battery level', '--operator', 'alice',
+            out = cli('call', '--execute', '--no-wait',
+                      'what is the battery level', '--operator', 'alice',
                       *ops)
             time.sleep(1.0)  # a diagnostics period or two
             with lock:
@@ -277,11 +279,13 @@ def test_forged_acks_never_change_what_an_operator_is_told(tmp_path):
         told = []
         for i in range(CALLS):
             if i % 2 == 0:  # a pilot's call: dispatched
-                out = cli('call', '--execute', 'turn on the spotlight', '--operator', 'alice',
+                out = cli('call', '--execute', '--no-wait',
+                      'turn on the spotlight', '--operator', 'alice',
                           *ops)
                 told.append(('alice', out.returncode, out.stdout, out.stderr))
             else:  # a payload operator's take-off: refused by the executor
-                out = cli('call', '--execute', 'take off to 20 metres', '--operator', 'wanda',
+                out = cli('call', '--execute', '--no-wait',
+                      'take off to 20 metres', '--operator', 'wanda',
                           *ops)
                 told.append(('wanda', out.returncode, out.stdout, out.stderr))
         assert wait_until(lambda: attacker.output.count('forged ') - before >= CALLS, 30)
