@@ -59,7 +59,7 @@ def watch_records(traces, rid: str) -> list[dict]:
             and r['request_id'] == rid]
 
 
-@pytest.fixture(scope='module')
+@pytest.fixture  # per test: another test's simulator on the same names would be a second server
 def desk_rig(tmp_path_factory):
     """An executor (signed execute, signed decisions) and the simulator, on /ctl names."""
     base = tmp_path_factory.mktemp('ctl')
@@ -295,6 +295,14 @@ def test_forged_acks_never_change_what_an_operator_is_told(tmp_path):
                              and counters.get('acks_unsigned', 0)
                              + counters.get('acks_bad_signature', 0) >= 2 * CALLS, 30)
         print(f'forged acks counted by the router: {counters}')
+
+        # --no-wait returns at the ack: let every dispatched call finish before the nodes stop
+        def finished() -> bool:
+            done = {r['request_id'] for r in read_records(traces)
+                    if r.get('record') in (None, 'request')}
+            return all(o.rsplit('request ', 1)[1].split()[0] in done
+                       for who, code, o, _ in told if who == 'alice' and code == 0)
+        wait_until(finished, 60)
     finally:
         peer.close()
         codes = [p.stop() for p in (executor, sim, router)]
@@ -311,7 +319,8 @@ def test_forged_acks_never_change_what_an_operator_is_told(tmp_path):
         if who == 'alice':  # told "handed to the executor", and it was
             assert code == 0 and 'handed to the executor as request' in stdout, (stdout, stderr)
             rid = stdout.rsplit('request ', 1)[1].split()[0]
-            assert rid in dispatched
+            assert rid in dispatched, [str(r.get('tools'))[:600] for r in read_records(traces)
+                                       if r.get('request_id') == rid]
         else:  # told the executor's own refusal, not the forger's, and nothing ran
             assert code == 1 and 'refused (role_not_allowed)' in stderr, (stdout, stderr)
             assert 'forged' not in stderr
