@@ -141,3 +141,37 @@ def test_old_ardupilot_without_set_message_interval_gets_request_data_stream(cat
         assert any('REQUEST_DATA_STREAM sent' in event for event in rig.events), rig.events
     finally:
         rig.close()
+
+
+def test_telemetry_and_link_health_follow_the_autopilot_and_its_silence(rig):
+    """The link's standard telemetry (NED read as ENU) and its diagnostics level."""
+    import math
+
+    from tool_router.common.telemetry import enu_offset
+    from tool_router.executor.mavlink_telemetry import link_health, link_telemetry
+    record, _ = rig.run(['arm_motors', 'takeoff'], 'arm and take off to 10 m')
+    assert [t.outcome for t in record.tools] == ['dispatched'] * 2
+    assert wait_for(lambda: (rig.altitude() or 0.0) > 9.0, timeout_s=30.0)
+    t = link_telemetry(rig.link)
+    snap = rig.sim.snapshot()
+    assert t.missing == ()
+    assert (t.status.source, t.status.armed, t.status.phase) == ('mavlink', True, 'airborne')
+    assert t.status.autopilot == ('PX4' if rig.sim.px4 else 'ArduCopter')
+    assert t.battery.percentage == pytest.approx(snap['battery_pct'], abs=1.0)
+    assert t.fix.fix_type == 3 and t.fix.satellites == 14 and not t.fix.ellipsoid
+    east, north = enu_offset(snap['lat'], snap['lon'], *rig.sim.home[:2])
+    assert (t.pose.x, t.pose.y, t.pose.z) == (pytest.approx(east, abs=2.0),
+                                              pytest.approx(north, abs=2.0),
+                                              pytest.approx(snap['alt'], abs=1.0))
+    heading = snap['heading']  # compass degrees; ENU yaw is 90 degrees minus it
+    expected = math.radians((90.0 - heading) % 360.0)
+    got = t.pose.yaw_rad % (2 * math.pi)
+    assert min(abs(got - expected), 2 * math.pi - abs(got - expected)) < 0.05
+    health = link_health(rig.link)
+    assert health.level == 'OK', health.message
+    assert health.values['signing'] == 'off' and health.values['heartbeat_age_s']
+    rig.sim.silence_autopilot(30.0)
+    assert wait_for(rig.link.link_lost, timeout_s=30.0)
+    lost = link_health(rig.link)
+    assert lost.level == 'ERROR' and 'heartbeat lost' in lost.message
+    assert link_telemetry(rig.link).status.link_lost is True

@@ -22,8 +22,9 @@ tools: {}
 
 @pytest.fixture(scope='module')
 def rig(tmp_path_factory):
-    from tool_router.sim.autopilot import MavlinkSim
+    from tool_router.common.params_files import prepare_params_file
     from tool_router.common.paths import config_path
+    from tool_router.sim.autopilot import MavlinkSim
 
     base = tmp_path_factory.mktemp('mavlink_node')
     perms = base / 'permissions.yaml'
@@ -31,19 +32,23 @@ def rig(tmp_path_factory):
     port = free_udp_port()
     sim = MavlinkSim(f'udpout:127.0.0.1:{port}', climb_mps=10.0, cruise_mps=15.0,
                      drain_pct_per_s=0.0).start()
+    # under a namespace of its own (the signed rig's executor is /executor_node), with the
+    # shipped file rewritten for it as `tool-router serve --namespace` does
+    params = prepare_params_file(config_path('executor_mavlink.yaml'), 'executor_node',
+                                 '/mav_plain', ['executor_node'], base)
     executor = start(
-        'tool_router.ros.executor_node', '--params-file',
-        str(config_path('executor_mavlink.yaml')),
+        'tool_router.ros.executor_node', '--params-file', params,
         '-p', f'mavlink.connection:=udpin:127.0.0.1:{port}', '-p', f'trace_dir:={base}',
         '-p', f'permissions_file:={perms}', '-p', 'selection_topic:=/test_mav/selected',
-        '-p', 'watch_period_s:=0.2', *UNSIGNED, ready='executor ready')
+        '-p', 'watch_period_s:=0.2', '-r', '__ns:=/mav_plain', *UNSIGNED,
+        ready='executor ready')
     # motion commands are refused until the vehicle's first HEARTBEAT: wait for the link
     if not executor.wait_for('vehicle heartbeat seen', 30.0):
         executor.stop()
         sim.stop()
         pytest.fail(f'the executor never saw the simulator\'s heartbeat:\n{executor.output}')
     peer = RosPeer()
-    yield {'sim': sim, 'executor': executor, 'peer': peer, 'dir': base}
+    yield {'sim': sim, 'executor': executor, 'peer': peer, 'dir': base, 'port': port}
     peer.close()
     executor.stop()
     sim.stop()
@@ -146,3 +151,57 @@ def test_signed_executor_flies_px4_and_traces_forged_messages_as_security_events
     assert (event['reason'], event['tool'], event['key_id']) == \
         ('unsigned', 'BATTERY_STATUS', 'system 1 component 1')
     assert sim.snapshot()['armed'] is True
+
+
+def test_the_autopilots_telemetry_as_standard_messages_and_the_link_on_diagnostics(rig):
+    """vehicle/battery, fix, pose, status say what the autopilot says; /diagnostics: the link."""
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+    from geometry_msgs.msg import PoseStamped
+    from sensor_msgs.msg import BatteryState, NavSatFix, NavSatStatus
+    from tool_router.common.telemetry import enu_offset
+    from tool_router.msg import VehicleStatus
+    from tool_router.ros.common import latched
+    peer, sim = rig['peer'], rig['sim']
+    batteries = peer.watch(BatteryState, '/mav_plain/vehicle/battery')
+    fixes = peer.watch(NavSatFix, '/mav_plain/vehicle/fix')
+    poses = peer.watch(PoseStamped, '/mav_plain/vehicle/pose')
+    statuses = peer.watch(VehicleStatus, '/mav_plain/vehicle/status', qos=latched(1))
+    diagnostics = peer.watch(DiagnosticArray, '/diagnostics')
+    with sim.lock:
+        sim.state.battery_pct = 61.0
+    assert wait_for(lambda: batteries and abs(batteries[-1].percentage - 0.61) < 1e-6,
+                    timeout_s=20.0), [b.percentage for b in batteries[-3:]]
+    assert wait_for(lambda: fixes and poses and statuses)
+    snap = sim.snapshot()
+    battery, fix, pose, status = batteries[-1], fixes[-1], poses[-1], statuses[-1]
+    assert battery.voltage == pytest.approx(13.2 + 3.6 * 0.61, abs=0.01)
+    assert list(battery.cell_voltage) == []  # the simulator sends the pack, not its cells
+    assert fix.status.status == NavSatStatus.STATUS_FIX
+    assert (fix.latitude, fix.longitude) == (pytest.approx(snap['lat'], abs=1e-5),
+                                             pytest.approx(snap['lon'], abs=1e-5))
+    assert fix.altitude == pytest.approx(snap['amsl'], abs=1.0)  # no ellipsoid height: AMSL
+    east, north = enu_offset(snap['lat'], snap['lon'], *sim.home[:2])
+    assert pose.header.frame_id == 'map'
+    assert (pose.pose.position.x, pose.pose.position.y, pose.pose.position.z) == (
+        pytest.approx(east, abs=2.0), pytest.approx(north, abs=2.0),
+        pytest.approx(snap['alt'], abs=1.0))
+    assert pose.header.stamp.sec > 0 and status.header.stamp.sec > 0
+    assert (status.source, status.autopilot, status.armed) == ('mavlink', 'ArduCopter',
+                                                               snap['armed'])
+    assert status.battery_pct == pytest.approx(61.0)
+
+    def link_status():
+        for array in reversed(diagnostics):
+            for s in array.status:
+                if s.name == 'tool_router: mavlink link /mav_plain/executor_node':
+                    return s
+        return None
+    assert wait_for(lambda: link_status() is not None, timeout_s=10.0), \
+        [s.name for a in diagnostics for s in a.status]
+    link = link_status()
+    values = {kv.key: kv.value for kv in link.values}
+    assert link.level == DiagnosticStatus.OK, link.message
+    assert link.message.startswith('ArduCopter linked, mode ')
+    assert float(values['heartbeat_age_s']) < 5.0
+    assert values['signing'] == 'off' and values['vehicle'] == '1/1'
+    assert float(values['loss_pct 1/1']) < 5.0 and int(values['received 1/1']) > 10

@@ -522,6 +522,22 @@ class MavlinkLink:
                       lon=pos.lon / 1e7 if pos is not None else None,
                       home_amsl_m=home, home_source=source)
 
+    def last_heartbeat(self) -> Any:
+        """The autopilot's last HEARTBEAT (None before one came; see :meth:`link_lost`)."""
+        with self._state_lock:
+            return self._heartbeat
+
+    def home_position(self) -> Any:
+        """The autopilot's last HOME_POSITION (None before one came)."""
+        with self._state_lock:
+            return None if self._home is None else self._home[0]
+
+    def loss_by_component(self) -> dict[tuple[int, int], tuple[int, int]]:
+        """(system, component) -> (messages received, messages lost by sequence gaps)."""
+        with self._state_lock:
+            return {source: (count, self._lost[source])
+                    for source, count in self._received.items()}
+
     def texts_since(self, since: float) -> list[str]:
         """The autopilot's STATUSTEXTs received after ``since`` (monotonic seconds)."""
         with self._state_lock:

@@ -63,8 +63,9 @@ from tool_router.msg import (ConfirmationRequest, ExecutionTrace, PendingConfirm
 from tool_router.ros.common import (ack_qos, declare_from_dict, declare_open, flatten, latched,
                                     level_logger, parameter_descriptions, parameters_as_dict,
                                     refuse_fixed, spin, startup_problem)
-from tool_router.ros.convert import (pending_msg, selection_from_msg, stamp_of, trace_msg,
+from tool_router.ros.convert import (pending_msg, selection_from_msg, trace_msg,
                                      watch_event_msg, watch_state_msg)
+from tool_router.ros.telemetry import TelemetryPublisher
 from tool_router.srv import CancelWatch, ConfirmTool, ListWatches, ToolCall
 
 RESTART_REASON = 'executor restarted: watches do not survive a restart'
@@ -180,7 +181,7 @@ class RosConfirmer:
         for r, _ in entries:
             self._pub.publish(
                 ConfirmationRequest(
-                    stamp=stamp_of(time.time()),
+                    stamp=self._node.get_clock().now().to_msg(),
                     request_id=r.request_id,
                     tool=r.tool,
                     risk=r.risk,
@@ -197,6 +198,17 @@ class RosConfirmer:
 
 
 DIAGNOSTICS_PERIOD_S = 1.0  # the executor's /diagnostics and trace-backlog flush period
+TELEMETRY_PERIOD_S = 0.25  # the MAVLink link's vehicle/* topics (4 Hz)
+LEVELS = {'OK': DiagnosticStatus.OK, 'WARN': DiagnosticStatus.WARN,
+          'ERROR': DiagnosticStatus.ERROR}
+
+
+def diagnostic_status(name: str, level: str, message: str,
+                      values: dict[str, str]) -> DiagnosticStatus:
+    """One /diagnostics status of the executor (level 'OK', 'WARN' or 'ERROR')."""
+    return DiagnosticStatus(name=name, hardware_id='tool_router', message=message,
+                            level=LEVELS.get(level, DiagnosticStatus.ERROR),
+                            values=[KeyValue(key=k, value=v) for k, v in values.items()])
 
 
 class ExecutorNode(Node):
@@ -404,7 +416,20 @@ class ExecutorNode(Node):
                          daemon=True).start()
         sampler = BindingSampler(bindings, ros_sampler,
                                  {BindingKind.MAVLINK: MavlinkSampler(self._mavlink)})
+        # the autopilot's telemetry as standard messages under vehicle/ (ros/telemetry.py)
+        self._vehicle_topics = TelemetryPublisher(self, 'vehicle')
+        self._telemetry_timer = self.create_timer(
+            TELEMETRY_PERIOD_S, self._publish_telemetry,
+            callback_group=MutuallyExclusiveCallbackGroup())
         return KindRouter(MavlinkDispatcher(self._mavlink), ros_dispatcher), sampler
+
+    def _publish_telemetry(self) -> None:
+        from tool_router.executor.mavlink_telemetry import link_telemetry
+
+        try:
+            self._vehicle_topics.publish(link_telemetry(self._mavlink))
+        except Exception as exc:  # noqa: BLE001 - context shutting down
+            self.get_logger().debug(f'telemetry not published: {exc!r}')
 
     def _report_vehicle_link(self) -> None:
         """Log when the vehicle's first HEARTBEAT arrives (motion commands wait for it)."""
@@ -464,7 +489,7 @@ class ExecutorNode(Node):
         if not ack.publish:  # a refusal over the flood budget (Intake rule 7)
             return
         try:
-            msg = SelectionAck(stamp=stamp_of(time.time()), request_id=ack.request_id,
+            msg = SelectionAck(stamp=self._stamp(), request_id=ack.request_id,
                                accepted=ack.accepted, reason=ack.reason,
                                selection_signature=selection_signature)
             msg.signature = signing.ack_signature(msg, self._ack_key)
@@ -478,7 +503,7 @@ class ExecutorNode(Node):
             return
         try:
             self._pending_pub.publish(pending_msg(self.book.pending_entries(), self.book.now(),
-                                                  stamp_of(time.time())))
+                                                  self._stamp()))
         except Exception as exc:  # noqa: BLE001 - context already shut down
             self.get_logger().debug(f'pending list not published: {exc!r}')
 
@@ -513,17 +538,25 @@ class ExecutorNode(Node):
             'pending_confirmations': str(len(self.book.pending())),
             'mode': self.config.mode.value,
         }
-        status = DiagnosticStatus(
-            name=f'tool_router: executor {self.get_fully_qualified_name()}',
-            hardware_id='tool_router', message=message,
-            level=DiagnosticStatus.ERROR if level == 'ERROR' else DiagnosticStatus.OK,
-            values=[KeyValue(key=k, value=v) for k, v in values.items()])
-        msg = DiagnosticArray(status=[status])
+        statuses = [diagnostic_status(f'tool_router: executor {self.get_fully_qualified_name()}',
+                                      level, message, values)]
+        if self._mavlink is not None:
+            from tool_router.executor.mavlink_telemetry import link_health
+
+            link = link_health(self._mavlink)
+            statuses.append(diagnostic_status(
+                f'tool_router: mavlink link {self.get_fully_qualified_name()}', link.level,
+                link.message, link.values))
+        msg = DiagnosticArray(status=statuses)
         msg.header.stamp = self.get_clock().now().to_msg()
         try:
             self._diag_pub.publish(msg)
         except Exception as exc:  # noqa: BLE001 - context shutting down
             self.get_logger().debug(f'diagnostics not published: {exc!r}')
+
+    def _stamp(self) -> Any:
+        """A message stamp from the node's clock (simulated time under use_sim_time)."""
+        return self.get_clock().now().to_msg()
 
     def _fire_watch(self, watch: Watch) -> bool:
         self.get_logger().info(

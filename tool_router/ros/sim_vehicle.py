@@ -13,7 +13,9 @@ as JSON (std_msgs/String, with its ``stamp``) on ``<prefix>/state`` after every 
 periodically, with the standard ``<prefix>/pose`` (geometry_msgs/PoseStamped) and
 ``<prefix>/velocity`` (geometry_msgs/TwistStamped), stamped, in frame ``map``:
 east-north-up metres from home; and ``<prefix>/battery`` (sensor_msgs/BatteryState) and
-``<prefix>/fix`` (sensor_msgs/NavSatFix, altitude above mean sea level).
+``<prefix>/fix`` (sensor_msgs/NavSatFix, altitude above mean sea level) and
+``<prefix>/status`` (tool_router/VehicleStatus, latched) -- :mod:`tool_router.ros.telemetry`,
+the same messages the executor's MAVLink link publishes under ``vehicle/``.
 
 Parameters ``battery_pct``, ``battery_drain_pct_per_s``, ``takeoff_altitude_m`` and
 ``mission_duration_s`` may be set while it runs (``ros2 param set /sim_vehicle battery_pct
@@ -22,12 +24,9 @@ Parameters ``battery_pct``, ``battery_drain_pct_per_s``, ``takeoff_altitude_m`` 
 from __future__ import annotations
 
 import json
-import math
 import time
 from typing import Any
 
-from geometry_msgs.msg import PoseStamped, TwistStamped
-from sensor_msgs.msg import BatteryState, NavSatFix, NavSatStatus
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
@@ -37,13 +36,12 @@ from std_msgs.msg import String
 from std_srvs.srv import SetBool, Trigger
 
 from tool_router.ros.common import spin
+from tool_router.ros.telemetry import TelemetryPublisher
 from tool_router.sim.vehicle import (ARGUMENT_NAMES, PARAMETER_RANGES, SENSORS, SETBOOL_TOOLS,
-                                     Answer, ArgValue, SimVehicle, battery_voltage,
-                                     local_pose, tool_names, HOME_AMSL_M)
+                                     Answer, ArgValue, SimVehicle, telemetry, tool_names)
 from tool_router.srv import ToolCall
 
 SENSOR_LOG_PERIOD_S = 5.0
-FRAME_ID = 'map'  # east-north-up at home
 PARAMETERS: dict[str, tuple[float, str]] = {
     'battery_pct': (100.0, 'Battery charge, %; setting it changes the charge now.'),
     'battery_drain_pct_per_s': (0.05, 'Battery drain in the air, % per second.'),
@@ -88,10 +86,7 @@ class SimVehicleNode(Node):
                                                  self._tool_call, callback_group=group)
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self._state_pub = self.create_publisher(String, f'{prefix}/state', latched)
-        self._pose_pub = self.create_publisher(PoseStamped, f'{prefix}/pose', 10)
-        self._velocity_pub = self.create_publisher(TwistStamped, f'{prefix}/velocity', 10)
-        self._battery_pub = self.create_publisher(BatteryState, f'{prefix}/battery', 10)
-        self._fix_pub = self.create_publisher(NavSatFix, f'{prefix}/fix', 10)
+        self._telemetry = TelemetryPublisher(self, prefix)
         self._timer = self.create_timer(period, self._publish_state)
         self._publish_state()
         count = len(self._tool_services)
@@ -162,38 +157,12 @@ class SimVehicleNode(Node):
 
     def _publish_state(self) -> None:
         now = self.get_clock().now()
-        stamp = now.to_msg()
         state = self.vehicle.snapshot()
         state['stamp'] = now.nanoseconds / 1e9  # node clock, s (the pose topics' header stamp)
         self._state_pub.publish(String(data=json.dumps(state)))
         with self.vehicle.lock:
-            local = local_pose(self.vehicle.state)
-        pose = PoseStamped()
-        pose.header.stamp, pose.header.frame_id = stamp, FRAME_ID
-        position = pose.pose.position
-        position.x, position.y, position.z = local.x, local.y, local.z
-        pose.pose.orientation.z = math.sin(local.yaw_rad / 2.0)
-        pose.pose.orientation.w = math.cos(local.yaw_rad / 2.0)
-        self._pose_pub.publish(pose)
-        twist = TwistStamped()
-        twist.header.stamp, twist.header.frame_id = stamp, FRAME_ID
-        twist.twist.linear.x, twist.twist.linear.y = local.vx, local.vy
-        self._velocity_pub.publish(twist)
-        with self.vehicle.lock:
-            st = self.vehicle.state
-            pct, volts = st.battery_pct, battery_voltage(st)
-            lat, lon, alt = st.lat, st.lon, HOME_AMSL_M + st.altitude_m
-        battery = BatteryState(percentage=float(pct) / 100.0, voltage=float(volts), present=True,
-                               power_supply_status=BatteryState.POWER_SUPPLY_STATUS_DISCHARGING,
-                               power_supply_technology=BatteryState.POWER_SUPPLY_TECHNOLOGY_LIPO,
-                               cell_voltage=[float(volts) / 4.0] * 4)
-        battery.header.stamp, battery.header.frame_id = stamp, 'base_link'
-        self._battery_pub.publish(battery)
-        fix = NavSatFix(latitude=float(lat), longitude=float(lon), altitude=float(alt),
-                        position_covariance_type=NavSatFix.COVARIANCE_TYPE_UNKNOWN)
-        fix.status.status, fix.status.service = NavSatStatus.STATUS_FIX, NavSatStatus.SERVICE_GPS
-        fix.header.stamp, fix.header.frame_id = stamp, 'gps'
-        self._fix_pub.publish(fix)
+            now_telemetry = telemetry(self.vehicle.state)
+        self._telemetry.publish(now_telemetry)
 
 
 def main(args: list[str] | None = None) -> int:

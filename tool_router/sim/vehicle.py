@@ -26,6 +26,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping
 
 from tool_router.common.conditions import HOME, distance_m, encode_reading
+from tool_router.common.telemetry import (Battery, Fix, LocalPose, Telemetry, VehicleStatus,
+                                          enu_offset, enu_yaw)
 
 SETBOOL_TOOLS = ('spotlight', 'video_recorder', 'area_mapping')
 SPOTLIGHT_DRAIN_PCT_PER_S = 0.005  # the spotlight's extra drain in the air
@@ -661,31 +663,25 @@ READINGS: dict[str, Callable[[VehicleState], dict[str, Any]]] = {
 }
 
 
-EARTH_RADIUS_M = 6_371_000.0
-
-
-@dataclass(frozen=True)
-class LocalPose:
-    """Position and velocity in a local ENU frame at home (x east, y north, z up), metres."""
-
-    x: float
-    y: float
-    z: float
-    yaw_rad: float  # ENU yaw: 0 = east, counter-clockwise (heading 0 = north = pi/2)
-    vx: float
-    vy: float
-
-
 def local_pose(s: VehicleState) -> LocalPose:
     """The vehicle's pose and velocity in the home ENU frame (what the pose topics carry)."""
-    lat0 = math.radians(HOME[0])
-    x = math.radians(s.lon - HOME[1]) * EARTH_RADIUS_M * math.cos(lat0)
-    y = math.radians(s.lat - HOME[0]) * EARTH_RADIUS_M
-    yaw = math.radians((90.0 - s.heading_deg) % 360.0)
-    if yaw > math.pi:
-        yaw -= 2 * math.pi
+    x, y = enu_offset(s.lat, s.lon, HOME[0], HOME[1])
+    yaw = enu_yaw(s.heading_deg)
     return LocalPose(x=x, y=y, z=s.altitude_m, yaw_rad=yaw,
                      vx=s.speed_mps * math.cos(yaw), vy=s.speed_mps * math.sin(yaw))
+
+
+def telemetry(s: VehicleState) -> Telemetry:
+    """The simulated vehicle as the standard telemetry messages describe it (4-cell pack)."""
+    volts = battery_voltage(s)
+    status = VehicleStatus(source='simulator', autopilot='simulator', link_lost=False,
+                           armed=s.phase != 'disarmed', mode=s.mode, phase=s.phase,
+                           on_ground=s.phase != 'airborne', altitude_m=s.altitude_m,
+                           amsl_m=HOME_AMSL_M + s.altitude_m, battery_pct=s.battery_pct)
+    return Telemetry(status=status,
+                     battery=Battery(s.battery_pct, volts, (volts / 4.0,) * 4),
+                     fix=Fix(s.lat, s.lon, HOME_AMSL_M + s.altitude_m, 3, 14),
+                     pose=local_pose(s))
 
 
 def tool_names() -> list[str]:
