@@ -44,7 +44,7 @@ def _nodes(context: LaunchContext) -> list[Any]:
             ros_arguments=[*logging, '--enclave', f'{prefix}/router'],
             parameters=parameters['router_node'],
         ),
-        Node(
+        LifecycleNode(
             package='tool_router', executable='executor_node', name='executor_node',
             namespace=namespace, output='screen',
             ros_arguments=[*logging, '--enclave', f'{prefix}/executor'],
@@ -73,8 +73,8 @@ def generate_launch_description() -> LaunchDescription:
         DeclareLaunchArgument('params_file', default_value=str(share / 'config' / 'router.yaml'),
                               description='router parameters file'),
         DeclareLaunchArgument('autostart', default_value='true',
-                              description='configure and activate the router without a '
-                                          'lifecycle manager'),
+                              description='configure and activate the router and the '
+                                          'executor without a lifecycle manager'),
         DeclareLaunchArgument('executor_params_file',
                               default_value=str(share / 'config' / 'executor.yaml'),
                               description='executor parameters file (mode, bindings, traces)'),

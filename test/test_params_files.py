@@ -124,11 +124,12 @@ def test_launch_parameters_give_the_mode_only_when_asked(tmp_path):
             'use_sim_time': 'false', 'autostart': 'true'}
     nodes = launch_parameters(args, tmp_path)
     assert sorted(nodes) == ['executor_node', 'router_node', 'sim_vehicle']
-    assert nodes['executor_node'][1:] == [{'use_sim_time': False}]  # no mode: the file's holds
+    assert nodes['executor_node'][1:] == [{'autostart': True}, {'use_sim_time': False}]  # no mode
     assert nodes['router_node'][1:] == [{'autostart': True}, {'use_sim_time': False}]
     assert list(yaml.safe_load(open(nodes['executor_node'][0]))) == ['/uav3/executor_node']
     asked = launch_parameters({**args, 'mode': 'dry_run', 'sim': 'false'}, tmp_path)
-    assert asked['executor_node'][1:] == [{'mode': 'dry_run'}, {'use_sim_time': False}]
+    assert asked['executor_node'][1:] == [{'mode': 'dry_run'}, {'autostart': True},
+                                          {'use_sim_time': False}]
     assert 'sim_vehicle' not in asked
     with pytest.raises(ConfigError, match='no node key applies to /uav3/router_node'):
         launch_parameters({**args, 'params_file': str(shadow)}, tmp_path)

@@ -188,7 +188,8 @@ def launch_parameters(args: Mapping[str, str],
         'router_node': [prepare_params_file(args['params_file'], 'router_node', namespace,
                                             started, directory),
                         {'autostart': _typed(args.get('autostart', 'true'))}, sim_time],
-        'executor_node': [*executor, sim_time],
+        'executor_node': [*executor, {'autostart': _typed(args.get('autostart', 'true'))},
+                          sim_time],
     }
     if with_sim:
         nodes['sim_vehicle'] = [sim_time]

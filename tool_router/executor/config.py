@@ -25,6 +25,7 @@ NODE_NAME = 'executor_node'
 # A name made writable would also need validating and applying in ros/executor_node.py: the
 # node's on-set callback only refuses (ros/common.py refuse_fixed), nothing applies a change.
 EXECUTOR_WRITABLE: frozenset[str] = frozenset()
+NODE_OWN = frozenset({'autostart'})  # declared by the node, not by ExecutorConfig
 EXECUTOR_FIXED = frozenset({
     # what is executed, and whether at all
     'mode', 'bindings', 'catalog', 'permissions_file', 'places_file', 'stop_on_failure',
@@ -43,8 +44,9 @@ EXECUTOR_FIXED = frozenset({
     # topics and services
     'selection_topic', 'ack_topic', 'confirm_service', 'confirmation_topic', 'pending_topic',
     'trace_topic', 'watch_events_topic', 'list_watches_service', 'cancel_watch_service',
-    # rclpy's own (use_sim_time: a switch at run time freezes the clock of the watches)
-    *ROS_OWN,
+    # the node's own (lifecycle start) and rclpy's (use_sim_time: a switch at run time
+    # freezes the clock of the watches)
+    *NODE_OWN, *ROS_OWN,
 })
 EXECUTOR_DOORS = Doors(NODE_NAME, EXECUTOR_WRITABLE, EXECUTOR_FIXED)
 # Sections that take names the shipped defaults lack: a binding for a custom catalog's tool.
@@ -254,6 +256,7 @@ def start_parameters(declared: Iterable[str], given: Iterable[str]) -> list[str]
     router refuses ``polcy``: a misspelt ``mode`` would silently run in mode execute.
     """
     names = list(declared)
+    given = [n for n in given if n not in NODE_OWN]
     unknown = unknown_names(given, names, OPEN_SECTIONS)
     if unknown:
         raise ConfigError(unknown_problem(NODE_NAME, unknown, names),

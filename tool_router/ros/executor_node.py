@@ -9,19 +9,22 @@
   on the ``executor/confirm`` service and go to the :class:`~tool_router.executor.desk.Desk`;
 * calls std_srvs Trigger / SetBool and tool_router ToolCall services (the tool with its
   arguments from the request) with ``call_async`` and a deadline, or publishes
-  std_msgs/String, as configured in ``bindings`` (:class:`RosDispatcher`);
+  std_msgs/String, as configured in ``bindings``
+  (:class:`~tool_router.ros.executor_io.RosDispatcher`);
+* publishes the autopilot's telemetry under ``vehicle/`` with MAVLink bindings
+  (:mod:`tool_router.ros.telemetry`) and its own and the link's state on ``/diagnostics``;
 * runs the condition watches (:mod:`tool_router.executor.watches`) on a timer; events on
   ``executor/watch_events`` (``WatchEvent``, transient local), services
   ``executor/list_watches`` (``WatchState[]``) and ``executor/cancel_watch``;
 * every record goes through the :class:`~tool_router.executor.sink.TraceSink` (JSONL, fsync'd)
   and, once written, final records are published on ``executor/traces``.
 
-All names are relative, so ``-r __ns:=/uav1`` moves every one of them.
+A lifecycle node (:class:`ExecutorNode`); all names are relative, so ``-r __ns:=/uav1``
+moves every one of them.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -29,11 +32,11 @@ from typing import Any
 
 import pydantic
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.exceptions import ParameterException
-from rclpy.node import Node
-from std_msgs.msg import String
-from std_srvs.srv import SetBool, Trigger
+from rclpy.lifecycle import LifecycleNode, State, TransitionCallbackReturn
+from rclpy.timer import Timer
 
 from tool_router.common import signing
 from tool_router.common.catalog import load_catalog
@@ -45,18 +48,15 @@ from tool_router.executor.config import (EXECUTOR_DOORS, ExecutorConfig, load_ex
                                          start_parameters)
 from tool_router.executor.confirmations import ConfirmationBook
 from tool_router.executor.desk import CancelCall, ConfirmCall, Desk
-from tool_router.executor.arguments import ArgumentError
-from tool_router.executor.dispatch import (Binding, BindingKind, DispatchResult, call_arguments,
-                                           setbool_value)
+from tool_router.executor.dispatch import Binding, BindingKind
 from tool_router.executor.intake import Ack, Intake, IntakeRules, Signatures
 from tool_router.executor.nonces import NonceStore
 from tool_router.executor.permissions import PermissionPolicy, load_permissions
-from tool_router.executor.pipeline import ConfirmRequest, ExecutionPipeline, Selection
+from tool_router.executor.pipeline import ExecutionPipeline, Selection
 from tool_router.executor.sampling import BindingSampler, Sampler, TextSampler
 from tool_router.executor.sink import TraceSink
-from tool_router.executor.story import confirm_hint
-from tool_router.executor.traces import (ConfirmationOutcome, Redactor, TraceRecord, TraceWriter,
-                                         WatchRecord, restart_cancellations, trace_files)
+from tool_router.executor.traces import (Redactor, TraceRecord, TraceWriter, WatchRecord,
+                                         restart_cancellations, trace_files)
 from tool_router.executor.watches import Watch, WatchManager
 from tool_router.msg import (ConfirmationRequest, ExecutionTrace, PendingConfirmations,
                              SelectedCapabilities, SelectionAck, WatchEvent)
@@ -65,136 +65,11 @@ from tool_router.ros.common import (ack_qos, declare_from_dict, declare_open, fl
                                     refuse_fixed, spin, startup_problem)
 from tool_router.ros.convert import (pending_msg, selection_from_msg, trace_msg,
                                      watch_event_msg, watch_state_msg)
+from tool_router.ros.executor_io import RosConfirmer, RosDispatcher
 from tool_router.ros.telemetry import TelemetryPublisher
-from tool_router.srv import CancelWatch, ConfirmTool, ListWatches, ToolCall
+from tool_router.srv import CancelWatch, ConfirmTool, ListWatches
 
 RESTART_REASON = 'executor restarted: watches do not survive a restart'
-
-
-class RosDispatcher:
-    """Calls Trigger / SetBool / ToolCall services and publishes String messages (deadlines)."""
-
-    def __init__(self, node: Node, bindings: dict[str, Binding]) -> None:
-        self._node = node
-        self._group = ReentrantCallbackGroup()
-        self._clients: dict[tuple[str, str], Any] = {}
-        self._publishers: dict[str, Any] = {}
-        self._locks: dict[tuple[str, str], threading.Lock] = {}
-        for binding in bindings.values():
-            key = (binding.kind.value, binding.name)
-            if binding.kind is BindingKind.TOPIC and binding.name not in self._publishers:
-                self._publishers[binding.name] = node.create_publisher(String, binding.name, 10)
-            elif (
-                binding.kind in SERVICE_TYPES
-                and key not in self._clients
-            ):
-                srv = SERVICE_TYPES[binding.kind]
-                self._clients[key] = node.create_client(
-                    srv, binding.name, callback_group=self._group
-                )
-                self._locks[key] = threading.Lock()
-
-    def dispatch(
-        self, tool: str, binding: Binding, request_id: str, request_text: str, timeout_s: float
-    ) -> DispatchResult:
-        """Perform the bound call; never waits longer than ``timeout_s``."""
-        deadline = time.monotonic() + timeout_s
-        if binding.kind is BindingKind.TOPIC:
-            payload = {'request_id': request_id, 'tool': tool, 'request_text': request_text}
-            self._publishers[binding.name].publish(String(data=json.dumps(payload)))
-            return DispatchResult(True, f'published on {binding.name}')
-        request: Any = None
-        if binding.kind is BindingKind.CALL:
-            try:
-                request = tool_call_request(tool, binding, request_id, request_text)
-            except ArgumentError as exc:
-                return DispatchResult(False, f'refused, nothing sent: {exc.what}'
-                                      + (f' ({exc.hint})' if exc.hint else ''),
-                                      'missing_argument')
-        key = (binding.kind.value, binding.name)
-        client = self._clients.get(key)
-        if client is None:
-            return DispatchResult(False, f'no client for {binding.spec}', 'internal_error')
-        while not client.service_is_ready():
-            if time.monotonic() >= deadline:
-                return DispatchResult(
-                    False,
-                    f'service {binding.name} not available within {timeout_s:g} s',
-                    'endpoint_unreachable',
-                )
-            time.sleep(0.005)
-        name = self._node.resolve_service_name(client.srv_name)
-        servers = self._node.count_services(name)
-        if servers > 1:  # a second process answers on the vehicle's name: whose answer is it?
-            return DispatchResult(
-                False, f'{servers} servers offer {name}: not called (another process '
-                'answers on the vehicle\'s service; docs/SECURITY.md, "A second server")',
-                'endpoint_ambiguous')
-        if binding.kind is BindingKind.SETBOOL:
-            request = SetBool.Request(data=setbool_value(binding, request_text))
-        elif binding.kind is BindingKind.TRIGGER:
-            request = Trigger.Request()
-        done = threading.Event()
-        with self._locks[key]:
-            future = client.call_async(request)
-        future.add_done_callback(lambda _: done.set())
-        if not done.wait(max(0.0, deadline - time.monotonic())):
-            future.cancel()
-            client.remove_pending_request(future)
-            return DispatchResult(
-                False, f'no answer from {binding.name} within {timeout_s:g} s', 'call_timeout'
-            )
-        response = future.result()
-        if response is None:
-            return DispatchResult(False, f'call to {binding.name} failed', 'call_failed')
-        failed = getattr(response, 'failure_mode', '') or 'call_failed'  # ToolCall says why
-        return DispatchResult(
-            bool(response.success), response.message, '' if response.success else failed
-        )
-
-
-SERVICE_TYPES: dict[BindingKind, Any] = {BindingKind.TRIGGER: Trigger,
-                                         BindingKind.SETBOOL: SetBool,
-                                         BindingKind.CALL: ToolCall}
-
-
-def tool_call_request(tool: str, binding: Binding, request_id: str,
-                      request_text: str) -> Any:
-    """The ToolCall request of a ``call:`` binding (ArgumentError: a required value missing)."""
-    values = call_arguments(tool, binding, request_text)
-    return ToolCall.Request(tool=tool, request_id=request_id, given=sorted(values), **values)
-
-
-class RosConfirmer:
-    """Announces confirmation requests on a topic and waits on the ConfirmationBook."""
-
-    def __init__(self, node: 'ExecutorNode', book: ConfirmationBook, publisher: Any) -> None:
-        self._node = node
-        self._book = book
-        self._pub = publisher
-
-    def confirm(self, requests: list[ConfirmRequest]) -> dict[str, ConfirmationOutcome]:
-        """Open, announce, then wait for every request until one shared deadline."""
-        entries = [(r, self._book.open(r.request_id, r.tool, r.risk, r.timeout_s))
-                   for r in requests]
-        deadline = time.monotonic() + max(r.timeout_s for r in requests)
-        for r, _ in entries:
-            self._pub.publish(
-                ConfirmationRequest(
-                    stamp=self._node.get_clock().now().to_msg(),
-                    request_id=r.request_id,
-                    tool=r.tool,
-                    risk=r.risk,
-                    request_text=r.request_text,
-                    timeout_s=float(r.timeout_s),
-                )
-            )
-            hint = confirm_hint(r.request_id, r.tool, self._node.get_namespace())
-            self._node.get_logger().info(
-                f'waiting {r.timeout_s:g} s for confirmation of {r.tool} (request {r.request_id})'
-                f': {hint} (or --deny)'
-            )
-        return {r.tool: self._book.wait(entry, deadline) for r, entry in entries}
 
 
 DIAGNOSTICS_PERIOD_S = 1.0  # the executor's /diagnostics and trace-backlog flush period
@@ -211,8 +86,17 @@ def diagnostic_status(name: str, level: str, message: str,
                             values=[KeyValue(key=k, value=v) for k, v in values.items()])
 
 
-class ExecutorNode(Node):
+class ExecutorNode(LifecycleNode):
     """ROS glue: parameters, topics, services. The decisions live in the pure core.
+
+    A lifecycle (managed) node, as the router is: ``configure`` reads the parameters, loads
+    the catalog, permissions, operators' and signing keys, opens the traces and creates the
+    publishers (nothing is taken yet); ``activate`` opens the vehicle link (MAVLink), builds
+    the pipeline and starts taking selections, confirmations and watch requests;
+    ``deactivate`` stops taking them (queued selections traced as cancelled, watches
+    cancelled, the link closed); ``cleanup`` closes the traces. With ``autostart`` (default
+    true) it configures and activates itself, since a plain ``ros2 run`` has no lifecycle
+    manager.
 
     A selection's walk: :meth:`_on_selection` converts the message
     (:func:`~tool_router.ros.convert.selection_from_msg`), the
@@ -231,11 +115,19 @@ class ExecutorNode(Node):
         self._urgent_lock = threading.Lock()
         self._sink: TraceSink | None = None
         self._pending_pub: Any = None
-        self._closing = False  # set by destroy_node: the link reporter thread stops
+        self._mavlink: Any = None
+        self._dispatcher: RosDispatcher | None = None
+        self._active = False
+        self._closing = False  # set at deactivation: the link reporter thread stops
+        self._autostarting = False
+        self._activity: list[Any] = []  # what activate created: (entity, destroy) pairs
         self.book = ConfirmationBook(on_change=self._publish_pending)
         self._error = ''
         self._log = level_logger(self)
         self._names: list[str] = []
+        self.declare_parameter('autostart', True, ParameterDescriptor(
+            description='Configure and activate at start (no lifecycle manager needed).',
+            read_only=True, additional_constraints=EXECUTOR_DOORS.descriptor_note('autostart')))
         try:
             defaults = load_executor_config().model_dump(mode='json')
             declare_from_dict(self, defaults, parameter_descriptions(ExecutorConfig),
@@ -245,31 +137,87 @@ class ExecutorNode(Node):
             declare_open(self, self._names, EXECUTOR_DOORS)
             # nothing is writable at run time: a change needs a restart (docs/SECURITY.md)
             self.add_on_set_parameters_callback(refuse_fixed(EXECUTOR_DOORS))
-            self._build()
         except (ParameterException, ToolRouterError, pydantic.ValidationError, OSError) as exc:
             self._error = startup_problem(exc)
 
+    # -- lifecycle ---------------------------------------------------------
     def startup(self) -> bool:
-        """False (after a fatal log line) when the constructor could not build the executor.
+        """Configure and activate when ``autostart`` is set; False after one fatal line.
 
+        False when the parameters are wrong or a transition failed;
         :func:`~tool_router.ros.common.spin` then exits with status 1, as the router
         node does when its configuration fails: one clear line, no traceback.
         """
         if self._error:
             self.get_logger().fatal(f'cannot start: {self._error}')
             return False
-        return True
+        if not self.get_parameter('autostart').value:
+            self.get_logger().info('waiting for lifecycle transitions (autostart is false)')
+            return True
+        self._autostarting = True  # the failure is logged once, here
+        try:
+            ok = (self.trigger_configure() == TransitionCallbackReturn.SUCCESS
+                  and self.trigger_activate() == TransitionCallbackReturn.SUCCESS)
+        finally:
+            self._autostarting = False
+        if not ok:
+            self.get_logger().fatal(f'cannot start: {self._error}')
+        return ok
 
-    def _build(self) -> None:
-        """Read the parameters, open the traces and the vehicle link, create the interfaces.
+    def _failed(self, exc: BaseException, stage: str) -> TransitionCallbackReturn:
+        """Keep the reason for :meth:`startup`; log it when driven by a lifecycle manager."""
+        self._error = startup_problem(exc) if not isinstance(exc, str) else exc
+        if not self._autostarting:
+            self.get_logger().error(f'cannot {stage}: {self._error}')
+        return TransitionCallbackReturn.FAILURE
 
-        Raises ToolRouterError, ValidationError or OSError on bad input (see :meth:`startup`).
+    def on_configure(self, state: State) -> TransitionCallbackReturn:
+        """Parameters, catalog, keys, traces and publishers; FAILURE with one line on bad input."""
+        if self._error:
+            return self._failed(ConfigError(self._error), 'configure')
+        try:
+            self._configure()
+        except (ToolRouterError, pydantic.ValidationError, OSError) as exc:
+            self._close_traces()
+            return self._failed(exc, 'configure')
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_activate(self, state: State) -> TransitionCallbackReturn:
+        """Open the vehicle link and start taking selections."""
+        try:
+            self._activate()
+        except (ToolRouterError, pydantic.ValidationError, OSError) as exc:
+            self._deactivate('activation failed')
+            return self._failed(exc, 'activate')
+        return super().on_activate(state)
+
+    def on_deactivate(self, state: State) -> TransitionCallbackReturn:
+        """Stop taking selections; what is queued is traced, watches cancelled, link closed."""
+        self._deactivate('executor deactivated: watches do not survive a deactivation')
+        self.get_logger().info('executor deactivated: selections are not taken')
+        return super().on_deactivate(state)
+
+    def on_cleanup(self, state: State) -> TransitionCallbackReturn:
+        """Close the traces and drop the publishers."""
+        self._close_traces()
+        return TransitionCallbackReturn.SUCCESS
+
+    def on_shutdown(self, state: State) -> TransitionCallbackReturn:
+        """Stop everything, leaving a record for everything received."""
+        self._deactivate('executor shutdown: watches do not survive a restart')
+        self._close_traces()
+        return TransitionCallbackReturn.SUCCESS
+
+    def _configure(self) -> None:
+        """Read the parameters, open the traces, create the publishers.
+
+        Raises ToolRouterError, ValidationError or OSError on bad input.
         """
         self.config = c = ExecutorConfig.model_validate(parameters_as_dict(self, self._names))
         ns = self.get_namespace()  # in every record; its own trace subdirectory by default
-        catalog = load_catalog(c.resolved_catalog())
-        rules = load_permissions(c.resolved_permissions(), catalog)
-        places = load_places(c.places_file or None)
+        self._catalog = catalog = load_catalog(c.resolved_catalog())
+        self._rules = load_permissions(c.resolved_permissions(), catalog)
+        self._places = load_places(c.places_file or None)
         risks = {t.name: t.risk.value for t in catalog.tools}
         self.verifier = ConfirmationVerifier.from_file(
             c.resolved_operators(), lambda tool: risks.get(tool, 'critical'), c.confirm_max_age_s,
@@ -277,8 +225,10 @@ class ExecutorNode(Node):
         chain_key = load_or_create_chain_key(c.resolved_chain_key()) if c.trace_chain else None
         # signs every ack, so the router can tell ours from a forged one (docs/SECURITY.md)
         self._ack_key = signing.router_key(c.resolved_executor_key(), create=True)
-        writer = TraceWriter(c.resolved_trace_dir(ns), c.trace_max_bytes, fsync=c.trace_fsync,
-                             chain_key=chain_key, namespace=ns)
+        self._bindings = c.parsed_bindings()
+        self._writer = writer = TraceWriter(c.resolved_trace_dir(ns), c.trace_max_bytes,
+                                            fsync=c.trace_fsync, chain_key=chain_key,
+                                            namespace=ns)
         bag = None
         if c.trace_mcap:
             from tool_router.executor.bag import McapTraceBag
@@ -291,36 +241,51 @@ class ExecutorNode(Node):
         self._watch_pub = self.create_publisher(WatchEvent, c.watch_events_topic, latched(50))
         self._sink = TraceSink(writer, bag, on_record=self._publish_record,
                                on_watch=self._publish_watch, log=self._log)
-        bindings = c.parsed_bindings()
-        unbound = [t for t in catalog.names if t not in bindings]
+        for record in restart_cancellations(  # this namespace's watches only
+                [p for p in trace_files([writer.directory]) if p != writer.path],
+                time.time(), RESTART_REASON, namespace=ns):
+            self._sink.watch(record)
+        unbound = [t for t in catalog.names if t not in self._bindings]
         if unbound:
             self.get_logger().warning(f'no binding for {", ".join(unbound)}: they will fail')
-        self.book.max_pending_per_tool = c.max_pending_confirmations_per_tool
         self._confirm_pub = self.create_publisher(
             ConfirmationRequest, c.confirmation_topic, latched(c.confirmation_history)
         )
         self._pending_pub = self.create_publisher(PendingConfirmations, c.pending_topic,
                                                   latched(1))
         self._ack_pub = self.create_publisher(SelectionAck, c.ack_topic, ack_qos())
-        dispatcher: Any = RosDispatcher(self, bindings)
-        self._mavlink: Any = None
+        # once a second: write what a full disk left in memory, and say so on /diagnostics
+        self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self._health_timer = self.create_timer(
+            DIAGNOSTICS_PERIOD_S, self._publish_health,
+            callback_group=MutuallyExclusiveCallbackGroup())
+        self._announce_confirmation_security()
+        self._announce_execute_security()
+        self.get_logger().info(f'executor configured: mode {c.mode.value}, '
+                               f'{len(self._bindings)} bindings, traces -> {writer.path}')
+
+    def _activate(self) -> None:
+        """Open the vehicle link, build the pipeline, take selections, confirmations, watches."""
+        c, bindings = self.config, self._bindings
+        assert self._sink is not None  # configured
+        self._closing = False
+        self.book = ConfirmationBook(on_change=self._publish_pending)
+        self.book.max_pending_per_tool = c.max_pending_confirmations_per_tool
+        self._dispatcher = RosDispatcher(self, bindings)
+        dispatcher: Any = self._dispatcher
         sampler: Sampler = TextSampler(dispatcher, bindings, c.call_timeout_s)
         if c.uses_mavlink():
             dispatcher, sampler = self._open_mavlink(c, dispatcher, sampler, bindings)
         self.watches = WatchManager(sampler, self._fire_watch, self._sink.watch,
                                     ttl_s=c.watch_ttl_s, max_watches=c.max_watches)
-        for record in restart_cancellations(  # this namespace's watches only
-                [p for p in trace_files([writer.directory]) if p != writer.path],
-                time.time(), RESTART_REASON, namespace=ns):
-            self._sink.watch(record)
         self.pipeline = ExecutionPipeline(
-            catalog, PermissionPolicy(rules, catalog), bindings,
+            self._catalog, PermissionPolicy(self._rules, self._catalog), bindings,
             RosConfirmer(self, self.book, self._confirm_pub), dispatcher,
             mode=c.mode, confirm_timeout_s=c.confirm_timeout_s, call_timeout_s=c.call_timeout_s,
             stop_on_failure=c.stop_on_failure,
             redactor=Redactor(c.redact.enabled, c.redact.digits, c.redact.coordinates,
                               c.redact.name_list),
-            watches=self.watches, journal=self._sink.event, places=places)
+            watches=self.watches, journal=self._sink.event, places=self._places)
         self._pool = ThreadPoolExecutor(max_workers=c.max_parallel_requests,
                                         thread_name_prefix='executor-request')
         self.intake = Intake(
@@ -333,32 +298,71 @@ class ExecutorNode(Node):
             log=self._log)
         self.desk = Desk(self.book, self.verifier, self.watches, self._sink.security,
                          insecure_confirmations=c.insecure_confirmations, log=self._log)
-        self._confirm_srv = self.create_service(
-            ConfirmTool, c.confirm_service, self._on_confirm,
-            callback_group=MutuallyExclusiveCallbackGroup())
-        self._sub = self.create_subscription(
-            SelectedCapabilities, c.selection_topic, self._on_selection, 50,
-            callback_group=MutuallyExclusiveCallbackGroup())
         watch_group = MutuallyExclusiveCallbackGroup()
-        self._list_srv = self.create_service(
-            ListWatches, c.list_watches_service, self._on_list_watches, callback_group=watch_group)
-        self._cancel_srv = self.create_service(
-            CancelWatch, c.cancel_watch_service, self._on_cancel_watch,
-            callback_group=watch_group)
-        self._watch_timer = self.create_timer(
-            c.watch_period_s, self.watches.tick, callback_group=MutuallyExclusiveCallbackGroup())
-        # once a second: write what a full disk left in memory, and say so on /diagnostics
-        self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
-        self._health_timer = self.create_timer(
-            DIAGNOSTICS_PERIOD_S, self._publish_health,
-            callback_group=MutuallyExclusiveCallbackGroup())
-        self._announce_confirmation_security()
-        self._announce_execute_security()
+        self._activity = [
+            (self.create_service(ConfirmTool, c.confirm_service, self._on_confirm,
+                                 callback_group=MutuallyExclusiveCallbackGroup()),
+             self.destroy_service),
+            (self.create_subscription(SelectedCapabilities, c.selection_topic,
+                                      self._on_selection, 50,
+                                      callback_group=MutuallyExclusiveCallbackGroup()),
+             self.destroy_subscription),
+            (self.create_service(ListWatches, c.list_watches_service, self._on_list_watches,
+                                 callback_group=watch_group), self.destroy_service),
+            (self.create_service(CancelWatch, c.cancel_watch_service, self._on_cancel_watch,
+                                 callback_group=watch_group), self.destroy_service),
+            (self.create_timer(c.watch_period_s, self.watches.tick,
+                               callback_group=MutuallyExclusiveCallbackGroup()),
+             self.destroy_timer),
+            *self._activity,  # the MAVLink telemetry timer, made by _open_mavlink
+        ]
+        self._active = True
         self._publish_pending()
         self.get_logger().info(
             f'executor ready: mode {c.mode.value}, {len(bindings)} bindings, listening on '
-            f'{c.selection_topic}, traces -> {writer.path}'
+            f'{c.selection_topic}, traces -> {self._writer.path}'
         )
+
+    def _deactivate(self, reason: str) -> None:
+        """Stop taking work, leaving a record for everything received; close the link.
+
+        Cancel watches, trace queued selections as cancelled, interrupt confirmation
+        waits, stop the workers (they finish their records).
+        """
+        self._closing = True
+        was_active, self._active = self._active, False
+        for entity, destroy in self._activity:  # no new selection, confirmation or tick
+            if isinstance(entity, Timer):
+                entity.cancel()
+            destroy(entity)
+        self._activity = []
+        if was_active:
+            self.watches.cancel_all(reason)
+            self.intake.shutdown()
+        self.book.close()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        with self._urgent_lock:
+            urgent, self._urgent = self._urgent, []
+        for runner in urgent:  # an emergency stop's record is written before the files close
+            runner.join(timeout=30.0)
+        if self._mavlink is not None:
+            self._mavlink.close()
+            self._mavlink = None
+        if self._dispatcher is not None:
+            self._dispatcher.close()
+            self._dispatcher = None
+
+    def _close_traces(self) -> None:
+        timer = getattr(self, '_health_timer', None)
+        if timer is not None:
+            timer.cancel()
+            self.destroy_timer(timer)
+            self._health_timer = None
+        if self._sink is not None:
+            self._sink.close()
+            self._sink = None
 
     def _announce_confirmation_security(self) -> None:
         c, log = self.config, self.get_logger()
@@ -418,16 +422,21 @@ class ExecutorNode(Node):
                                  {BindingKind.MAVLINK: MavlinkSampler(self._mavlink)})
         # the autopilot's telemetry as standard messages under vehicle/ (ros/telemetry.py)
         self._vehicle_topics = TelemetryPublisher(self, 'vehicle')
-        self._telemetry_timer = self.create_timer(
-            TELEMETRY_PERIOD_S, self._publish_telemetry,
-            callback_group=MutuallyExclusiveCallbackGroup())
+        self._activity += [
+            (self._vehicle_topics, TelemetryPublisher.close),
+            (self.create_timer(TELEMETRY_PERIOD_S, self._publish_telemetry,
+                               callback_group=MutuallyExclusiveCallbackGroup()),
+             self.destroy_timer)]
         return KindRouter(MavlinkDispatcher(self._mavlink), ros_dispatcher), sampler
 
     def _publish_telemetry(self) -> None:
         from tool_router.executor.mavlink_telemetry import link_telemetry
 
+        link = self._mavlink
+        if link is None:
+            return
         try:
-            self._vehicle_topics.publish(link_telemetry(self._mavlink))
+            self._vehicle_topics.publish(link_telemetry(link))
         except Exception as exc:  # noqa: BLE001 - context shutting down
             self.get_logger().debug(f'telemetry not published: {exc!r}')
 
@@ -525,19 +534,24 @@ class ExecutorNode(Node):
 
     def _publish_health(self) -> None:
         """Flush the trace backlog; publish the executor's state on /diagnostics."""
-        if self._sink is None:
+        sink, active = self._sink, self._active
+        if sink is None:
             return
-        self.intake.tick()  # a flood window's summary record
-        health = self._sink.flush()
+        if active:
+            self.intake.tick()  # a flood window's summary record
+        health = sink.flush()
         level, message = health.status()
         values = {
             'trace_on_disk': str(health.on_disk).lower(), 'trace_backlog': str(health.backlog),
             'trace_dropped': str(health.dropped), 'trace_error': health.error,
-            'queued_selections': str(self.intake.waiting),
-            'watches_armed': str(len(self.watches.armed())),
-            'pending_confirmations': str(len(self.book.pending())),
-            'mode': self.config.mode.value,
+            'active': str(active).lower(), 'mode': self.config.mode.value,
         }
+        if active:
+            values.update({'queued_selections': str(self.intake.waiting),
+                           'watches_armed': str(len(self.watches.armed())),
+                           'pending_confirmations': str(len(self.book.pending()))})
+        elif level == 'OK':
+            level, message = 'WARN', 'configured, not active: no selection is taken'
         statuses = [diagnostic_status(f'tool_router: executor {self.get_fully_qualified_name()}',
                                       level, message, values)]
         if self._mavlink is not None:
@@ -602,29 +616,9 @@ class ExecutorNode(Node):
         return response
 
     def destroy_node(self) -> None:
-        """Stop cleanly, leaving a record for everything received.
-
-        Cancel watches, trace queued selections as cancelled, interrupt confirmation
-        waits, stop the workers (they finish their records), close the trace files.
-        """
-        self._closing = True
-        if hasattr(self, '_watch_timer'):
-            self._watch_timer.cancel()
-            self.watches.cancel_all('executor shutdown: watches do not survive a restart')
-        if hasattr(self, 'intake'):
-            self.intake.shutdown()
-        self.book.close()
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
-        with self._urgent_lock:
-            urgent, self._urgent = self._urgent, []
-        for runner in urgent:  # an emergency stop's record is written before the files close
-            runner.join(timeout=30.0)
-        if self._sink is not None:
-            self._sink.close()
-        if getattr(self, '_mavlink', None) is not None:
-            self._mavlink.close()
+        """Stop cleanly, leaving a record for everything received, then close the traces."""
+        self._deactivate('executor shutdown: watches do not survive a restart')
+        self._close_traces()
         super().destroy_node()
 
 

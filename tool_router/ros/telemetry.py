@@ -41,6 +41,11 @@ class TelemetryPublisher:
         self._fix = node.create_publisher(NavSatFix, f'{prefix}/fix', 10)
         self._status = node.create_publisher(VehicleStatusMsg, f'{prefix}/status', latched(1))
 
+    def close(self) -> None:
+        """Destroy the publishers."""
+        for publisher in (self._pose, self._velocity, self._battery, self._fix, self._status):
+            self._node.destroy_publisher(publisher)
+
     def publish(self, telemetry: Telemetry) -> None:
         """Publish every part that is present, all with one stamp of the node's clock."""
         stamp = self._node.get_clock().now().to_msg()
