@@ -118,7 +118,11 @@ def main(targets: list[str]) -> int:
         caller = Caller(node)
         report = {t: attack(caller, t) for t in targets}
     finally:
+        # the spin thread must have returned before the context goes: a thread still inside
+        # the wait set at interpreter exit aborts the process ("terminate called without an
+        # active exception", exit -6: seen once in a fresh-clone CI run on a busy machine)
         executor.shutdown()
+        thread.join(timeout=10.0)
         node.destroy_node()
         rclpy.try_shutdown()
     print(json.dumps(report, sort_keys=True))

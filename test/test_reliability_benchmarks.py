@@ -48,3 +48,15 @@ def test_load_smoke(tmp_path):
     assert counts['answered'] == counts['success'] + counts['busy'] + counts['refused'] == 10
     assert report['served_alive_at_end'] and report['latency_ms']['p50'] > 0
     assert report['_exit'] == 0
+
+
+def test_default_qos_clients_smoke(tmp_path):
+    """Client processes with rclpy's default QoS: the topic path answers every call."""
+    report = run('default_qos_clients.py', tmp_path / 'qos.json', '--clients', '3',
+                 '--calls', '4')
+    topic, service = report['topic']['counts'], report['service']['counts']
+    assert topic['sent'] == 12 and topic['client_failures'] == 0
+    assert topic['unanswered'] == 0 and topic['answered'] == 12
+    assert topic['success'] + topic['busy'] == 12 and topic['success'] >= 1
+    assert service['sent'] == 12 and service['client_failures'] == 0  # its losses: a figure
+    assert report['router_alive_at_end'] and report['_exit'] == 0

@@ -142,6 +142,41 @@ def test_request_topic_drives_the_router(ros):
     assert wait_until(lambda: any(m.request_id == 'bag-001' for m in ros['received']), 30)
 
 
+def test_a_request_naming_a_client_is_answered_on_its_own_topic(ros):
+    """The second path for default-QoS clients (ros/answers.py): Request with a client_id,
+    its RouteAnswer on tool_router/answers/<client_id>, read with rclpy's default QoS."""
+    from tool_router.msg import RouteAnswer
+    answers: list = []
+    sub = ros['node'].create_subscription(RouteAnswer, '/tool_router/answers/tester1',
+                                          answers.append, 10)
+    try:
+        ros['request_pub'].publish(Request(request_id='ans-1', text='land the drone',
+                                           client_id='tester1'))
+        ros['request_pub'].publish(Request(request_id='ans-2', text='', client_id='tester1'))
+        ros['request_pub'].publish(Request(request_id='ans-3', client_id='tester1',
+                                           text='arm the motors, take off, fly to the tower, '
+                                                'take a photo and land', max_tools=2))
+        assert wait_until(lambda: {a.request_id for a in answers} >= {'ans-1', 'ans-2',
+                                                                      'ans-3'}, 60), \
+            [a.request_id for a in answers]
+        got = {a.request_id: a for a in answers}
+        served = call(ros, 'land the drone')
+        assert got['ans-1'].success and list(got['ans-1'].tools) == list(served.tools)
+        assert got['ans-1'].client_id == 'tester1' and got['ans-1'].latency_ms > 0
+        assert [c.tool for c in got['ans-1'].choices] == list(got['ans-1'].tools)
+        assert not got['ans-2'].success and 'empty' in got['ans-2'].message
+        assert got['ans-3'].success and 1 <= len(got['ans-3'].tools) <= 2
+    finally:
+        ros['node'].destroy_subscription(sub)
+
+
+def test_a_client_id_that_is_no_name_is_refused_in_the_log(ros, router_process):
+    ros['request_pub'].publish(Request(request_id='ans-bad', text='land',
+                                       client_id='../executor/acks'))
+    assert router_process.wait_for("ans-bad not answered: client_id '../executor/acks' is "
+                                   'not a name', 30)
+
+
 def test_invalid_utf8_on_the_request_topic_is_logged(ros, router_process):
     # A serialized Request whose text bytes are not UTF-8, published as raw CDR bytes.
     data = serialize_message(Request(request_id='bad-utf8', text='AAAA'))

@@ -21,6 +21,7 @@ import os
 import threading
 import time
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pydantic
@@ -40,6 +41,7 @@ from tool_router.common.places import Place, load_places
 from tool_router.msg import Request, SelectedCapabilities, SelectionAck
 from tool_router.ros.convert import choice_msg, selection_message
 from tool_router.ros.acks import AckBook, Outbox
+from tool_router.ros.answers import Answers, client_id_problem
 from tool_router.ros.common import (
     ack_qos,
     declare_from_dict,
@@ -119,6 +121,10 @@ class RouterNode(LifecycleNode):
         self._ack_group = MutuallyExclusiveCallbackGroup()
         self._acks = AckBook(serving.ack_waits)
         self._outbox = Outbox()  # selections waiting for an executor's reader to match
+        # requests on the topic that name a client_id are answered on its own topic
+        self._answers = Answers(self)
+        self._answer_pool: ThreadPoolExecutor | None = None
+        self._answer_backlog = 0
         # validated by on_set, applied by post_set (only writable parameters get there)
         self._staged: BaseRouterConfig | None = None
         self.add_on_set_parameters_callback(self._validate_parameters)
@@ -269,6 +275,13 @@ class RouterNode(LifecycleNode):
                 destroy(entity)
         self._sub = self._ack_sub = self._timer = self._ack_timer = self._diag_pub = None
         self._selection_pub = self._decision_pub = None
+        with self._lock:
+            pool, self._answer_pool = self._answer_pool, None
+        if pool is not None:  # answered requests still waiting are dropped (not routed)
+            pool.shutdown(wait=True, cancel_futures=True)
+        with self._lock:
+            self._answer_backlog = 0  # the cancelled ones never counted themselves out
+        self._answers.close()
         if self.router is not None:
             self.router.close()
         self.router = None
@@ -429,8 +442,11 @@ class RouterNode(LifecycleNode):
             self._latencies.append(latency_ms)
 
     def _on_request(self, msg: Request) -> None:
+        if msg.client_id:  # answered, as /route_request answers (ros/answers.py)
+            self._take_answered(msg)
+            return
         try:
-            result = self._route(msg.text, msg.policy, 0, msg.request_id)
+            result = self._route(msg.text, msg.policy, int(msg.max_tools), msg.request_id)
         except ToolRouterError as exc:
             with self._lock:
                 self._counts['rejected'] += 1
@@ -438,6 +454,56 @@ class RouterNode(LifecycleNode):
             return
         self._count_answer(result.latency_ms)
         self._publish(result, execute=msg.execute, signed=msg)
+
+    def _take_answered(self, msg: Request) -> None:
+        """Queue an answered request for a thread of the answered path (``max_in_flight``).
+
+        Replayed requests (no ``client_id``) stay in this callback, in order. Beyond
+        ``serving.queue_depth`` waiting, the answer is "busy" at once, as the service's.
+        """
+        problem = client_id_problem(msg.client_id)
+        if problem:
+            with self._lock:
+                self._counts['rejected'] += 1
+            self.get_logger().warning(f'request {msg.request_id or "?"} not answered: {problem}',
+                                      throttle_duration_sec=5.0)
+            return
+        with self._lock:
+            full = self._answer_backlog >= self._queue_depth
+            if not full:
+                self._answer_backlog += 1
+            if self._answer_pool is None:
+                # no more at once than admission lets route (serving.max_in_flight): the
+                # rest wait here in order instead of being answered "busy"
+                workers = min(self.serving_threads, self._admission.params.max_in_flight)
+                self._answer_pool = ThreadPoolExecutor(max_workers=max(1, workers),
+                                                       thread_name_prefix='router-answer')
+            pool = self._answer_pool
+        if full:
+            busy = RouteRequest.Response(success=False, message=BUSY)
+            self._answers.publish(msg.client_id, self._answers.answer(
+                busy, msg.client_id, msg.request_id, stamp_now(self)))
+            return
+        pool.submit(self._route_answered, msg)
+
+    def _route_answered(self, msg: Request) -> None:
+        """Route an answered request as /route_request would and publish its answer."""
+        try:
+            request = RouteRequest.Request(
+                text=msg.text, policy=msg.policy, max_tools=int(msg.max_tools),
+                execute=msg.execute, request_id=msg.request_id, key_id=msg.key_id,
+                timestamp=float(msg.timestamp), nonce=msg.nonce, signature=msg.signature)
+            response = self._on_route(request, RouteRequest.Response())
+            answer = self._answers.answer(response, msg.client_id, msg.request_id,
+                                          stamp_now(self))
+            if not self._answers.publish(msg.client_id, answer):
+                self.get_logger().warning(
+                    f'answer to {msg.client_id} published with no reader on '
+                    f'{self._answers.topic(msg.client_id)}: subscribe before sending',
+                    throttle_duration_sec=5.0)
+        finally:
+            with self._lock:
+                self._answer_backlog -= 1
 
     def _publish(self, result: RouteResult, execute: bool, signed: Any = None,
                  resend: bool = False) -> None:
@@ -488,6 +554,8 @@ class RouterNode(LifecycleNode):
             values.update({k: str(v) for k, v in self._counts.items()})
         values.update({k: str(v) for k, v in self._admission.counters().items()})
         values.update({k: str(v) for k, v in self._acks.counters().items()})
+        values.update({k: str(v) for k, v in self._answers.counters.items()})
+        values['answers_waiting'] = str(self._answer_backlog)
         values['selections_waiting_for_executor'] = str(len(self._outbox))
         values['selections_never_sent'] = str(self._outbox.dropped)
         values['selections_sent_again'] = str(self._outbox.resent)
