@@ -125,7 +125,7 @@ def test_call_waits_through_the_confirmation_and_confirm_prints_the_outcome(stac
         confirmed = cli(*command, '--operators', str(stack['operators']))
         assert confirmed.returncode == 0, confirmed.stdout + confirmed.stderr
         line = outcome_line(confirmed.stdout, 'arm_motors')
-        assert line.split()[1:3] == ['trigger:sim/arm_motors', 'dispatched'], line
+        assert line.split()[1:3] == ['call:sim/tool_call', 'dispatched'], line
         assert 'motors armed (approved by op-pilot after' in line
         rest, _ = proc.communicate(timeout=300)
     finally:

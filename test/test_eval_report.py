@@ -148,7 +148,8 @@ def test_bad_bags_are_named(tmp_path, capsys, catalog):
     stamp = store.types['builtin_interfaces/msg/Time'](sec=1, nanosec=0)
     msg = store.types[REQUEST_TYPE](stamp=stamp, request_id='r1', text='land now', policy='',
                                     execute=False, level='', expected_tools=[], key_id='',
-                                    timestamp=0.0, nonce='', signature='')
+                                    timestamp=0.0, nonce='', signature='', client_id='',
+                                    max_tools=0)
     bag = write_bag(tmp_path / 'unannotated',
                     [BagEntry('/tool_router/requests', REQUEST_TYPE, 1, msg)])
     code = main(['eval', '--dataset', str(bag), '--out', str(tmp_path / 'o')])

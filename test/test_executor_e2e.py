@@ -116,9 +116,10 @@ def test_battery_watch_lands_the_simulator_at_25_percent(tmp_path):
     trace_dir = tmp_path / 'traces'
     router = NodeProcess('tool_router.ros.router_node', *ROUTER_ARGS)
     # 32 % draining at 0.5 %/s in the air: the battery crosses 25 % about 14 s after take-off
+    # the pilot flies by hand below (Trigger calls): a bench simulator without signed calls
     sim = start('tool_router.ros.sim_vehicle', '-p', 'battery_pct:=32.0',
                 '-p', 'battery_drain_pct_per_s:=0.5', '-p', 'state_period_s:=0.2',
-                ready='simulated vehicle ready')
+                '-p', 'require_signed_calls:=false', ready='simulated vehicle ready')
     operators = make_operators(tmp_path / 'operators.yaml', pilots=('e2e-pilot',), others=())
     executor = start('tool_router.ros.executor_node', '-p', f'trace_dir:={trace_dir}',
                      '-p', 'watch_period_s:=0.2', '-p', f'operators_file:={operators}',

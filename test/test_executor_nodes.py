@@ -541,9 +541,8 @@ def test_sim_refuses_illegal_transition_through_the_executor(rig):
     rid = rig['peer'].select('/test/selected_a', [tool])
     rec = wait_record(rig['a'], rid)
     assert rec['tools'][0]['outcome'] == 'failed'
-    # takeoff goes through ToolCall (the vehicle says why), land through Trigger
-    assert rec['tools'][0]['failure_mode'] == ('vehicle_refused' if tool == 'takeoff'
-                                               else 'call_failed')
+    # both go through the signed ToolCall: the vehicle says why (docs/SECURITY.md)
+    assert rec['tools'][0]['failure_mode'] == 'vehicle_refused'
     assert rec['tools'][0]['message'].startswith('refused:')
 
 

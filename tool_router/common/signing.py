@@ -23,7 +23,7 @@ import secrets
 import stat
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from pydantic import BaseModel, ConfigDict
 
@@ -35,6 +35,7 @@ EXECUTE_DOMAIN = 'tool_router/execute/v2'
 SELECT_DOMAIN = 'tool_router/select/v1'
 CANCEL_DOMAIN = 'tool_router/cancel/v1'
 ACK_DOMAIN = 'tool_router/ack/v1'
+CALL_DOMAIN = 'tool_router/call/v1'
 KEY_BYTES = 32
 
 
@@ -309,3 +310,41 @@ def ack_signature_ok(key: bytes, msg: Any) -> bool:
     expected = ack_signature(msg, key)
     return hmac.compare_digest(expected.encode('ascii'),
                                str(msg.signature).strip().lower().encode('utf-8', 'replace'))
+
+
+def call_payload(tool: str, request_id: str, values: Mapping[str, float | bool],
+                 timestamp: float, nonce: str) -> bytes:
+    """The exact bytes the executor's signature of a vehicle call covers (docs/SECURITY.md).
+
+    The line ``tool_router/call/v1``, then, length-prefixed as in :func:`execute_payload`:
+    the tool, the request id, the timestamp (6 decimals), the nonce, then one field per
+    argument in name order, ``name=value`` (a number as Python's ``repr`` of the float,
+    ``true`` / ``false`` for ``on``). What a ToolCall request carries (``given`` names the
+    arguments), so a vehicle endpoint can tell the executor's call from anyone else's.
+    """
+    args = [f'{name}={_canonical(values[name])}' for name in sorted(values)]
+    return _length_prefixed(CALL_DOMAIN, [tool, request_id, f'{timestamp:.6f}', nonce, *args])
+
+
+def _canonical(value: float | bool) -> str:
+    if isinstance(value, bool):
+        return 'true' if value else 'false'
+    return repr(float(value))
+
+
+class SignedCall(BaseModel):
+    """The executor's signature fields of one vehicle call (ToolCall)."""
+
+    model_config = ConfigDict(extra='forbid')
+
+    timestamp: float
+    nonce: str
+    signature: str
+
+
+def sign_call(key: bytes, tool: str, request_id: str, values: Mapping[str, float | bool],
+              clock: Callable[[], float] = time.time) -> SignedCall:
+    """A fresh signature of one vehicle call (new nonce, current time)."""
+    stamp, nonce = fresh_stamp(clock)
+    return SignedCall(timestamp=stamp, nonce=nonce,
+                      signature=sign(key, call_payload(tool, request_id, values, stamp, nonce)))

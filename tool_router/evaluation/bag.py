@@ -91,7 +91,8 @@ def request_message(store: Any, example: Example, stamp_ns: int, policy: str = '
     return store.types[REQUEST_TYPE](
         stamp=_stamp(store, stamp_ns), request_id=request_id or example.id, text=example.request,
         policy=policy, execute=False, level=example.level, expected_tools=list(example.tools),
-        key_id='', timestamp=0.0, nonce='', signature='')  # route only: never signed
+        key_id='', timestamp=0.0, nonce='', signature='',  # route only: never signed
+        client_id='', max_tools=0)  # a replayed request is not answered (ros/answers.py)
 
 
 @dataclass

@@ -19,6 +19,7 @@ from rclpy.node import Node
 from std_msgs.msg import String
 from std_srvs.srv import SetBool, Trigger
 
+from tool_router.common import signing
 from tool_router.executor.arguments import ArgumentError
 from tool_router.executor.confirmations import ConfirmationBook
 from tool_router.executor.dispatch import (Binding, BindingKind, DispatchResult, call_arguments,
@@ -33,8 +34,9 @@ from tool_router.srv import ToolCall
 class RosDispatcher:
     """Calls Trigger / SetBool / ToolCall services and publishes String messages (deadlines)."""
 
-    def __init__(self, node: Node, bindings: dict[str, Binding]) -> None:
+    def __init__(self, node: Node, bindings: dict[str, Binding], key: bytes) -> None:
         self._node = node
+        self._key = key  # signs every ToolCall: the vehicle acts on the executor's calls only
         self._group = ReentrantCallbackGroup()
         self._clients: dict[tuple[str, str], Any] = {}
         self._publishers: dict[str, Any] = {}
@@ -74,7 +76,7 @@ class RosDispatcher:
         request: Any = None
         if binding.kind is BindingKind.CALL:
             try:
-                request = tool_call_request(tool, binding, request_id, request_text)
+                request = tool_call_request(tool, binding, request_id, request_text, self._key)
             except ArgumentError as exc:
                 return DispatchResult(False, f'refused, nothing sent: {exc.what}'
                                       + (f' ({exc.hint})' if exc.hint else ''),
@@ -126,11 +128,14 @@ SERVICE_TYPES: dict[BindingKind, Any] = {BindingKind.TRIGGER: Trigger,
                                          BindingKind.CALL: ToolCall}
 
 
-def tool_call_request(tool: str, binding: Binding, request_id: str,
-                      request_text: str) -> Any:
-    """The ToolCall request of a ``call:`` binding (ArgumentError: a required value missing)."""
+def tool_call_request(tool: str, binding: Binding, request_id: str, request_text: str,
+                      key: bytes) -> Any:
+    """The signed ToolCall request of a ``call:`` binding (ArgumentError: a value missing)."""
     values = call_arguments(tool, binding, request_text)
-    return ToolCall.Request(tool=tool, request_id=request_id, given=sorted(values), **values)
+    signed = signing.sign_call(key, tool, request_id, values)
+    return ToolCall.Request(tool=tool, request_id=request_id, given=sorted(values),
+                            timestamp=signed.timestamp, nonce=signed.nonce,
+                            signature=signed.signature, **values)
 
 
 class RosConfirmer:

@@ -271,7 +271,7 @@ class ExecutorNode(LifecycleNode):
         self._closing = False
         self.book = ConfirmationBook(on_change=self._publish_pending)
         self.book.max_pending_per_tool = c.max_pending_confirmations_per_tool
-        self._dispatcher = RosDispatcher(self, bindings)
+        self._dispatcher = RosDispatcher(self, bindings, self._ack_key)
         dispatcher: Any = self._dispatcher
         sampler: Sampler = TextSampler(dispatcher, bindings, c.call_timeout_s)
         if c.uses_mavlink():

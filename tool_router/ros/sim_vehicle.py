@@ -35,6 +35,8 @@ from rclpy.qos import DurabilityPolicy, QoSProfile
 from std_msgs.msg import String
 from std_srvs.srv import SetBool, Trigger
 
+from tool_router.common import signing
+from tool_router.common.vehicle_calls import CallGuard
 from tool_router.ros.common import spin
 from tool_router.ros.telemetry import TelemetryPublisher
 from tool_router.sim.vehicle import (ARGUMENT_NAMES, PARAMETER_RANGES, SENSORS, SETBOOL_TOOLS,
@@ -58,6 +60,15 @@ class SimVehicleNode(Node):
         prefix = self.declare_parameter('prefix', 'sim', ParameterDescriptor(
             description='Namespace of the services and topics.', read_only=True)).value
         prefix = prefix.rstrip('/')
+        signed = bool(self.declare_parameter('require_signed_calls', True, ParameterDescriptor(
+            description='Act only on ToolCalls signed by the executor (docs/SECURITY.md); '
+                        'false also offers a Trigger/SetBool service per actuator.',
+            read_only=True)).value)
+        key_file = str(self.declare_parameter('executor_key_file', '', ParameterDescriptor(
+            description="The executor's key that signs its calls ('' = the executor's "
+                        'default, $ROS_HOME/tool_router/keys/executor.key).',
+            read_only=True)).value) or str(signing.default_executor_key_file())
+        self._guard = CallGuard(key_file) if signed else None
         period = float(self.declare_parameter('state_period_s', 1.0, ParameterDescriptor(
             description='Period of the state topic, s.', read_only=True)).value)
         # dynamic typing: `ros2 param set ... battery_pct 30` (an integer) is accepted too;
@@ -75,6 +86,8 @@ class SimVehicleNode(Node):
         self._tool_services: list[Any] = []
         self._sensor_logged: dict[str, float] = {}
         for tool in tool_names():
+            if signed and tool not in SENSORS:
+                continue  # an actuator acts only through the signed tool_call
             if tool in SETBOOL_TOOLS:
                 srv = self.create_service(SetBool, f'{prefix}/{tool}', self._setbool(tool),
                                           callback_group=group)
@@ -90,6 +103,15 @@ class SimVehicleNode(Node):
         self._timer = self.create_timer(period, self._publish_state)
         self._publish_state()
         count = len(self._tool_services)
+        if signed:
+            self.get_logger().info(
+                f'signed calls: the actuators act only through {prefix}/tool_call, signed with '
+                f'the executor key {key_file}')
+        else:
+            for _ in range(3):
+                self.get_logger().warning(
+                    'UNSIGNED CALLS: require_signed_calls is false, so ANYONE on this DDS '
+                    'domain may make the simulated vehicle act. Bench testing only.')
         self.get_logger().info(f'simulated vehicle ready: {count} services and tool_call under '
                                f'{prefix}/, state on {prefix}/state')
 
@@ -112,7 +134,10 @@ class SimVehicleNode(Node):
     def _tool_call(self, request: ToolCall.Request,
                    response: ToolCall.Response) -> ToolCall.Response:
         unknown = sorted(set(request.given) - set(ARGUMENT_NAMES))
-        if unknown:
+        refused = self._unauthorized(request) if not unknown else ''
+        if refused:
+            answer = Answer(False, f'refused: {refused}', 'not_authorized')
+        elif unknown:
             answer = Answer(False, f'refused: unknown argument {", ".join(unknown)} (known: '
                                    f'{", ".join(ARGUMENT_NAMES)})', 'bad_argument')
         else:
@@ -124,6 +149,16 @@ class SimVehicleNode(Node):
         response.failure_mode = answer.failure_mode
         self._after(request.tool, answer.ok, answer.message)
         return response
+
+    def _unauthorized(self, request: ToolCall.Request) -> str:
+        """Why a call is not the executor's ('' = it is, or signatures are not required)."""
+        if self._guard is None:
+            return ''
+        values: dict[str, float | bool] = {
+            name: bool(request.on) if name == 'on' else float(getattr(request, name))
+            for name in request.given}
+        return self._guard.check(request.tool, request.request_id, values,
+                                 float(request.timestamp), request.nonce, request.signature)
 
     def _trigger(self, tool: str) -> Any:
         def handle(request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
