@@ -34,8 +34,16 @@ def test_a_second_server_on_the_battery_name_is_refused_and_no_watch_fires_on_it
     try:
         peer.connect(ListWatches, f'/{ns}/executor/list_watches')
         topic = f'/{ns}/tool_router/selected'
-        honest = wait_record(trace_dir, peer.select(topic, ['battery_status'], 'battery?'), 30)
-        assert honest['tools'][0]['outcome'] == 'dispatched', honest
+        # the baseline: a read reaches the one simulator. Read until one does: the executor's
+        # first call on a fresh client can lose its reply before the simulator's reply writer
+        # has matched it (rmw_fastrtps; docs/TESTING.md), as one fresh-clone CI run saw
+        honest: list[dict] = []
+
+        def read_honestly() -> bool:
+            honest[:] = [wait_record(trace_dir, peer.select(topic, ['battery_status'],
+                                                            'battery?'), 30)]
+            return honest[0]['tools'][0]['outcome'] == 'dispatched'
+        assert wait_until(read_honestly, 90), honest[0]['tools']
         fake = NodeProcess('second_server', env={
             'PYTHONPATH': f'{ROOT / "test"}:{ROOT}', 'ROS_HOME': str(home),
             'SECOND_SERVER_NAME': f'/{ns}/sim/battery_status'})
