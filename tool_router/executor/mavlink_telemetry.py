@@ -24,9 +24,6 @@ def link_telemetry(link: MavlinkLink) -> Telemetry:
     """The vehicle as its autopilot reports it now (fresh messages only)."""
     missing: list[str] = []
     pos = link.latest('GLOBAL_POSITION_INT')
-    status = _status(link)
-    if status is None:
-        missing.append('HEARTBEAT')
     battery: Battery | None = None
     try:
         reading = link.read('battery')
@@ -38,6 +35,9 @@ def link_telemetry(link: MavlinkLink) -> Telemetry:
         battery = Battery(reading['battery_pct'], reading['voltage_v'], cells)
     except SensorUnavailable:
         missing.append('BATTERY_STATUS/SYS_STATUS')
+    status = _status(link, battery.percentage if battery is not None else None)
+    if status is None:
+        missing.append('HEARTBEAT')
     fix: Fix | None = None
     pose: LocalPose | None = None
     if pos is None:
@@ -55,16 +55,12 @@ def link_telemetry(link: MavlinkLink) -> Telemetry:
                      missing=tuple(missing))
 
 
-def _status(link: MavlinkLink) -> VehicleStatus | None:
+def _status(link: MavlinkLink, battery: float | None) -> VehicleStatus | None:
     beat = link.last_heartbeat()
     if beat is None:
         return None
     flight = link.flight()
     profile = link.profile()
-    try:
-        battery: float | None = link.read('battery')['battery_pct']
-    except SensorUnavailable:
-        battery = None
     phase = 'disarmed' if not flight.armed else ('landed' if flight.landed else 'airborne')
     return VehicleStatus(source='mavlink', autopilot=profile.label if profile else '',
                          link_lost=link.link_lost(), armed=flight.armed, mode=flight.mode,

@@ -166,7 +166,7 @@ class ExecutorNode(LifecycleNode):
 
     def _failed(self, exc: BaseException, stage: str) -> TransitionCallbackReturn:
         """Keep the reason for :meth:`startup`; log it when driven by a lifecycle manager."""
-        self._error = startup_problem(exc) if not isinstance(exc, str) else exc
+        self._error = startup_problem(exc)
         if not self._autostarting:
             self.get_logger().error(f'cannot {stage}: {self._error}')
         return TransitionCallbackReturn.FAILURE

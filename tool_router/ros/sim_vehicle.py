@@ -134,30 +134,26 @@ class SimVehicleNode(Node):
     def _tool_call(self, request: ToolCall.Request,
                    response: ToolCall.Response) -> ToolCall.Response:
         unknown = sorted(set(request.given) - set(ARGUMENT_NAMES))
-        refused = self._unauthorized(request) if not unknown else ''
-        if refused:
-            answer = Answer(False, f'refused: {refused}', 'not_authorized')
-        elif unknown:
+        if unknown:
             answer = Answer(False, f'refused: unknown argument {", ".join(unknown)} (known: '
                                    f'{", ".join(ARGUMENT_NAMES)})', 'bad_argument')
         else:
             args: dict[str, ArgValue] = {
                 name: bool(request.on) if name == 'on' else float(getattr(request, name))
                 for name in request.given}
-            answer = self.vehicle.command(request.tool, args=args)
+            refused = self._unauthorized(request, args)
+            answer = (Answer(False, f'refused: {refused}', 'not_authorized') if refused
+                      else self.vehicle.command(request.tool, args=args))
         response.success, response.message = answer.ok, answer.message
         response.failure_mode = answer.failure_mode
         self._after(request.tool, answer.ok, answer.message)
         return response
 
-    def _unauthorized(self, request: ToolCall.Request) -> str:
+    def _unauthorized(self, request: ToolCall.Request, args: dict[str, ArgValue]) -> str:
         """Why a call is not the executor's ('' = it is, or signatures are not required)."""
         if self._guard is None:
             return ''
-        values: dict[str, float | bool] = {
-            name: bool(request.on) if name == 'on' else float(getattr(request, name))
-            for name in request.given}
-        return self._guard.check(request.tool, request.request_id, values,
+        return self._guard.check(request.tool, request.request_id, args,
                                  float(request.timestamp), request.nonce, request.signature)
 
     def _trigger(self, tool: str) -> Any:
