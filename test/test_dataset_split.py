@@ -196,3 +196,12 @@ def test_the_probes_are_new_wording_and_reporting_splits(catalog, probe_name):
     assert probe_file in reporting_split_files(DATA)
     with pytest.raises(DatasetError, match='test split'):
         refuse_reporting_data(probe[:1], 'probe', reporting_split_files(DATA))
+
+
+def test_the_shipped_dev_split_passes_the_fitting_guard(catalog):
+    """`scripts/fit_model.sh` refuses a dev that shares a request with any reporting split
+    (two dev requests of writer w32 were a condition test's phrasings, 2026-12-03)."""
+    from tool_router.evaluation.fitting.guard import refuse_reporting_data, reporting_split_files
+
+    dev = load_jsonl(DATA / 'v2' / 'dev.jsonl', catalog)
+    assert refuse_reporting_data(dev, 'dev', reporting_split_files(DATA))  # files were checked
