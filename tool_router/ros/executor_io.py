@@ -34,9 +34,13 @@ from tool_router.srv import ToolCall
 class RosDispatcher:
     """Calls Trigger / SetBool / ToolCall services and publishes String messages (deadlines)."""
 
-    def __init__(self, node: Node, bindings: dict[str, Binding], key: bytes) -> None:
+    def __init__(self, node: Node, bindings: dict[str, Binding], key: bytes,
+                 resend: frozenset[str] = frozenset()) -> None:
         self._node = node
         self._key = key  # signs every ToolCall: the vehicle acts on the executor's calls only
+        # tools whose call may be sent again while no answer came (reads: sending one twice
+        # reads twice, it changes nothing); an actuator's call is sent once, ever
+        self._resend = resend
         self._group = ReentrantCallbackGroup()
         self._clients: dict[tuple[str, str], Any] = {}
         self._publishers: dict[str, Any] = {}
@@ -104,17 +108,13 @@ class RosDispatcher:
             request = SetBool.Request(data=setbool_value(binding, request_text))
         elif binding.kind is BindingKind.TRIGGER:
             request = Trigger.Request()
-        done = threading.Event()
-        with self._locks[key]:
-            future = client.call_async(request)
-        future.add_done_callback(lambda _: done.set())
-        if not done.wait(max(0.0, deadline - time.monotonic())):
-            future.cancel()
-            client.remove_pending_request(future)
+        response, sends = self._call(tool, binding, key, client, request, request_id,
+                                     request_text, deadline)
+        if response is _NO_ANSWER:
             return DispatchResult(
-                False, f'no answer from {binding.name} within {timeout_s:g} s', 'call_timeout'
+                False, f'no answer from {binding.name} within {timeout_s:g} s'
+                + (f' ({sends} sends)' if sends > 1 else ''), 'call_timeout'
             )
-        response = future.result()
         if response is None:
             return DispatchResult(False, f'call to {binding.name} failed', 'call_failed')
         failed = getattr(response, 'failure_mode', '') or 'call_failed'  # ToolCall says why
@@ -122,6 +122,55 @@ class RosDispatcher:
             bool(response.success), response.message, '' if response.success else failed
         )
 
+
+    def _call(self, tool: str, binding: Binding, key: tuple[str, str], client: Any,
+              request: Any, request_id: str, request_text: str,
+              deadline: float) -> tuple[Any, int]:
+        """The first answer before ``deadline`` (or ``_NO_ANSWER``) and how many sends it took.
+
+        A read is sent again after :data:`RESEND_AFTER_S`, then after twice as long, and so
+        on, while no answer came: a fresh client's first reply is lost when the server's reply
+        writer has not yet matched the client's reader (docs/TESTING.md). Every other call is
+        sent once.
+        """
+        answered = threading.Event()
+        futures: list[Any] = []
+
+        def send(req: Any) -> None:
+            with self._locks[key]:
+                future = client.call_async(req)
+            future.add_done_callback(lambda _: answered.set())
+            futures.append(future)
+
+        send(request)
+        wait_s = RESEND_AFTER_S
+        while not answered.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            if tool not in self._resend:
+                answered.wait(left)
+            elif not answered.wait(min(left, wait_s)) and time.monotonic() < deadline:
+                wait_s *= 2
+                if binding.kind is BindingKind.CALL:  # a new nonce: the guard refuses a replay
+                    request = tool_call_request(tool, binding, request_id, request_text,
+                                                self._key)
+                send(request)
+        done = [f for f in futures if f.done() and f.result() is not None]
+        for future in futures:
+            if not future.done():
+                future.cancel()
+                client.remove_pending_request(future)
+        if done:
+            return done[0].result(), len(futures)
+        if any(f.done() for f in futures):
+            return None, len(futures)  # answered, but the call failed
+        return _NO_ANSWER, len(futures)
+
+
+RESEND_AFTER_S = 0.5
+"""A read with no answer after this long is sent again (then after 1 s, 2 s, ...)."""
+_NO_ANSWER = object()
 
 SERVICE_TYPES: dict[BindingKind, Any] = {BindingKind.TRIGGER: Trigger,
                                          BindingKind.SETBOOL: SetBool,

@@ -39,7 +39,7 @@ from rclpy.lifecycle import LifecycleNode, State, TransitionCallbackReturn
 from rclpy.timer import Timer
 
 from tool_router.common import signing
-from tool_router.common.catalog import load_catalog
+from tool_router.common.catalog import Kind, load_catalog
 from tool_router.common.errors import ConfigError, ToolRouterError, first_error
 from tool_router.common.places import load_places
 from tool_router.executor.auth import ConfirmationVerifier, SecurityRecord
@@ -271,7 +271,8 @@ class ExecutorNode(LifecycleNode):
         self._closing = False
         self.book = ConfirmationBook(on_change=self._publish_pending)
         self.book.max_pending_per_tool = c.max_pending_confirmations_per_tool
-        self._dispatcher = RosDispatcher(self, bindings, self._ack_key)
+        reads = frozenset(t.name for t in self._catalog.tools if t.kind is Kind.SENSOR)
+        self._dispatcher = RosDispatcher(self, bindings, self._ack_key, resend=reads)
         dispatcher: Any = self._dispatcher
         sampler: Sampler = TextSampler(dispatcher, bindings, c.call_timeout_s)
         if c.uses_mavlink():
