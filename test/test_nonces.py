@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from tool_router.executor.nonces import NonceStore
+from tool_router.common.nonces import NonceStore
 
 
 class Clock:

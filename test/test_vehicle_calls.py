@@ -119,3 +119,62 @@ def test_a_keyless_process_cannot_make_the_vehicle_act_around_the_executor(tmp_p
     finally:
         peer.close()
         assert {'executor': executor.stop(), 'sim': sim.stop()} == {'executor': 0, 'sim': 0}
+
+
+def test_the_used_nonces_survive_a_new_guard_on_the_same_file(keyed, tmp_path):
+    from tool_router.common.nonces import NonceStore
+
+    key, key_file = keyed
+    path = tmp_path / 'sim.call_nonces'
+    s = signing.sign_call(key, 'takeoff', 'r1', TAKEOFF)
+    first = CallGuard(key_file, nonces=NonceStore(path, 60.0))
+    assert first.check('takeoff', 'r1', TAKEOFF, s.timestamp, s.nonce, s.signature) == ''
+    restarted = CallGuard(key_file, nonces=NonceStore(path, 60.0))
+    again = restarted.check('takeoff', 'r1', TAKEOFF, s.timestamp, s.nonce, s.signature)
+    assert again.startswith('replayed')
+
+
+def test_a_call_signed_ahead_of_the_clock_is_remembered_as_long_as_it_is_fresh(keyed):
+    """Fresh from window_s before its timestamp to window_s after: the nonce is kept 2 x."""
+    key, key_file = keyed
+    now = [1_000.0]
+    guard = CallGuard(key_file, window_s=30.0, clock=lambda: now[0])
+    s = signing.sign_call(key, 'land', 'r', {}, clock=lambda: 1_029.0)  # 29 s ahead
+    assert guard.check('land', 'r', {}, s.timestamp, s.nonce, s.signature) == ''
+    now[0] = 1_058.0  # 29 s after its timestamp: still fresh, so a replay must be refused
+    assert guard.check('land', 'r', {}, s.timestamp, s.nonce, s.signature).startswith('replayed')
+
+
+@pytest.mark.slow
+def test_a_captured_call_replayed_after_the_simulator_restarts_is_refused(keyed, tmp_path):
+    import json
+
+    from test_executor_nodes import start
+    key, key_file = keyed
+    nonces = tmp_path / 'sim.call_nonces'
+    args = ('-r', '__ns:=/replay', '-p', f'executor_key_file:={key_file}',
+            '-p', f'nonce_file:={nonces}')
+    s = signing.sign_call(key, 'spotlight', 'r1', {'on': True})
+    captured = json.dumps({'tool': 'spotlight', 'request_id': 'r1', 'given': ['on'], 'on': True,
+                           'timestamp': s.timestamp, 'nonce': s.nonce,
+                           'signature': s.signature})
+    attacker_home = tmp_path / 'attacker'
+    attacker_home.mkdir()
+
+    def send() -> str:
+        out = subprocess.run(
+            [sys.executable, str(HERE / 'vehicle_caller.py'), '/replay/sim', '--send', captured],
+            capture_output=True, text=True, timeout=300,
+            env={**os.environ, 'ROS_HOME': str(attacker_home)})
+        assert out.returncode == 0, out.stderr[-3000:]
+        return out.stdout.split('tool_call ', 1)[1].strip()
+
+    results = []
+    for _ in range(2):  # the first start takes the call; the restarted one is sent it again
+        sim = start('tool_router.ros.sim_vehicle', *args, ready='simulated vehicle ready')
+        try:
+            results.append(send())
+        finally:
+            assert sim.stop() == 0
+    assert results[0].startswith('True'), results
+    assert results[1].startswith('False not_authorized refused: replayed'), results

@@ -13,37 +13,36 @@ permissions, confirmations and trace.
 from __future__ import annotations
 
 import hmac
-import threading
 import time
-from collections import OrderedDict
 from pathlib import Path
 from typing import Callable, Mapping
 
 from tool_router.common import signing
 from tool_router.common.errors import ToolRouterError
+from tool_router.common.nonces import NonceStore
 
 CALL_WINDOW_S = 30.0  # a signed call older (or newer, clock skew) than this is refused
-MAX_NONCES = 100_000  # nonces remembered within the window (the oldest go first)
 
 
 class CallGuard:
     """Checks the executor's signature, freshness and nonce of each call (thread-safe).
 
     ``key_file`` is read when a call first needs it (the executor makes the key when it is
-    configured, perhaps after this endpoint started) and kept once read. The used nonces
-    live in memory for the window: a restarted endpoint accepts a call signed before its
-    restart only within the window of that call's timestamp (a vehicle bridge that must
-    refuse even that keeps them on disk, as the executor's NonceStore does).
+    configured, perhaps after this endpoint started) and kept once read. The used nonces are
+    ``nonces`` (a :class:`~tool_router.common.nonces.NonceStore`; given a file, a restarted
+    endpoint still refuses a call it took before); by default they live in memory, kept for
+    twice the window (a call is fresh from ``window_s`` before its timestamp to as long
+    after it).
     """
 
     def __init__(self, key_file: str | Path, window_s: float = CALL_WINDOW_S,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 nonces: NonceStore | None = None) -> None:
         self.key_file = Path(key_file)
         self.window_s = window_s
         self._clock = clock
         self._key: bytes | None = None
-        self._seen: OrderedDict[str, float] = OrderedDict()
-        self._lock = threading.Lock()
+        self.nonces = nonces if nonces is not None else NonceStore(None, 2 * window_s, clock)
 
     def _read_key(self) -> bytes | None:
         if self._key is None and self.key_file.is_file():
@@ -69,12 +68,6 @@ class CallGuard:
         if not hmac.compare_digest(expected.encode('ascii'),
                                    signature.strip().lower().encode('utf-8', 'replace')):
             return 'bad signature: not signed by the executor\'s key, or the call was changed'
-        with self._lock:
-            while self._seen and next(iter(self._seen.values())) < now - self.window_s:
-                self._seen.popitem(last=False)
-            if nonce in self._seen:
-                return 'replayed: this call was taken before'
-            self._seen[nonce] = now
-            while len(self._seen) > MAX_NONCES:
-                self._seen.popitem(last=False)
+        if not self.nonces.take(nonce):
+            return 'replayed: this call was taken before'
         return ''

@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from tool_router.common.errors import ConfigError
 from tool_router.common.paths import ros_home
-from tool_router.executor.nonces import NonceStore
+from tool_router.common.nonces import NonceStore
 from tool_router.common.signing import (cancel_payload, confirmation_payload,
                                         execute_payload, read_key, sign, write_key)
 
@@ -279,7 +279,7 @@ class ConfirmationVerifier:
         self.max_age_s = max_age_s
         self._clock = clock
         # used nonces, kept twice the longest freshness window in use (on disk when a file
-        # is given: a restart forgets none, executor/nonces.py)
+        # is given: a restart forgets none, common/nonces.py)
         self.nonces = nonces if nonces is not None else NonceStore(None, 2 * max_age_s, clock)
         self._lock = threading.Lock()
 

@@ -50,7 +50,7 @@ from tool_router.executor.confirmations import ConfirmationBook
 from tool_router.executor.desk import CancelCall, ConfirmCall, Desk
 from tool_router.executor.dispatch import Binding, BindingKind
 from tool_router.executor.intake import Ack, Intake, IntakeRules, Signatures
-from tool_router.executor.nonces import NonceStore
+from tool_router.common.nonces import NonceStore
 from tool_router.executor.permissions import PermissionPolicy, load_permissions
 from tool_router.executor.pipeline import ExecutionPipeline, Selection
 from tool_router.executor.sampling import BindingSampler, Sampler, TextSampler

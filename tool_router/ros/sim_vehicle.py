@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
@@ -35,8 +36,9 @@ from rclpy.qos import DurabilityPolicy, QoSProfile
 from std_msgs.msg import String
 from std_srvs.srv import SetBool, Trigger
 
-from tool_router.common import signing
-from tool_router.common.vehicle_calls import CallGuard
+from tool_router.common import paths, signing
+from tool_router.common.nonces import NonceStore
+from tool_router.common.vehicle_calls import CALL_WINDOW_S, CallGuard
 from tool_router.ros.common import spin
 from tool_router.ros.telemetry import TelemetryPublisher
 from tool_router.sim.vehicle import (ARGUMENT_NAMES, PARAMETER_RANGES, SENSORS, SETBOOL_TOOLS,
@@ -68,7 +70,13 @@ class SimVehicleNode(Node):
             description="The executor's key that signs its calls ('' = the executor's "
                         'default, $ROS_HOME/tool_router/keys/executor.key).',
             read_only=True)).value) or str(signing.default_executor_key_file())
-        self._guard = CallGuard(key_file) if signed else None
+        # one file per vehicle: a store rewrites its file when it starts
+        where = '.'.join(p for p in f'{self.get_namespace()}/{prefix}'.split('/') if p)
+        nonce_file = str(self.declare_parameter('nonce_file', '', ParameterDescriptor(
+            description="Used call nonces, kept across restarts ('' = $ROS_HOME/tool_router/"
+                        'sim/<namespace>.<prefix>.call_nonces).', read_only=True)).value) or str(
+            paths.ros_home() / 'tool_router' / 'sim' / f'{where}.call_nonces')
+        self._guard = CallGuard(key_file, nonces=self._nonces(nonce_file)) if signed else None
         period = float(self.declare_parameter('state_period_s', 1.0, ParameterDescriptor(
             description='Period of the state topic, s.', read_only=True)).value)
         # dynamic typing: `ros2 param set ... battery_pct 30` (an integer) is accepted too;
@@ -114,6 +122,16 @@ class SimVehicleNode(Node):
                     'domain may make the simulated vehicle act. Bench testing only.')
         self.get_logger().info(f'simulated vehicle ready: {count} services and tool_call under '
                                f'{prefix}/, state on {prefix}/state')
+
+    def _nonces(self, path: str) -> NonceStore:
+        """The used-nonce store on ``path``; in memory (said loudly) when it cannot be written."""
+        try:
+            return NonceStore(Path(path), 2 * CALL_WINDOW_S)
+        except OSError as exc:
+            self.get_logger().warning(
+                f'cannot keep call nonces in {path} ({exc}): in memory only, so a call '
+                f'taken before a restart is taken again within {CALL_WINDOW_S:g} s of signing')
+            return NonceStore(None, 2 * CALL_WINDOW_S)
 
     def _on_parameters(self, params: list[Parameter]) -> SetParametersResult:
         """Apply runtime parameters to the vehicle; the range check is the descriptors'."""

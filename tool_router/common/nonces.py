@@ -7,6 +7,8 @@ written and fsync'd before the signature counts as verified) and reads the file 
 the executor starts. Nonces older than ``keep_s`` (twice the longest freshness window:
 their signatures are refused as stale anyway) are dropped when the file is read, which
 rewrites it without them (atomically), so the file stays as small as the window allows.
+The executor's verifiers and the vehicle's :class:`~tool_router.common.vehicle_calls.CallGuard`
+both keep theirs here.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import json
 import os
 import threading
 import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Callable
 
@@ -22,12 +25,14 @@ class NonceStore:
     """The nonces seen within ``keep_s``; appended to ``path`` (None: memory only)."""
 
     def __init__(self, path: Path | None, keep_s: float,
-                 clock: Callable[[], float] = time.time, fsync: bool = True) -> None:
+                 clock: Callable[[], float] = time.time, fsync: bool = True,
+                 max_nonces: int = 100_000) -> None:
         self.path = path
         self.keep_s = keep_s
+        self.max_nonces = max_nonces  # within the window; beyond it the oldest go first
         self._clock = clock
         self._fsync = fsync
-        self._seen: dict[str, float] = {}
+        self._seen: OrderedDict[str, float] = OrderedDict()  # in the order taken
         self._lock = threading.Lock()
         self.unwritten = 0  # nonces that could not be written (kept in memory only)
         if path is not None:
@@ -47,6 +52,7 @@ class NonceStore:
                 continue  # a torn last line (killed writer)
             if now - at <= self.keep_s:
                 self._seen[nonce] = at
+        self._seen = OrderedDict(sorted(self._seen.items(), key=lambda item: item[1]))
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + '.tmp')
         tmp.write_text(''.join(json.dumps({'nonce': n, 'at': t}) + '\n'
@@ -70,11 +76,13 @@ class NonceStore:
         """
         now = self._clock()
         with self._lock:
-            for old in [n for n, t in self._seen.items() if now - t > self.keep_s]:
-                del self._seen[old]
+            while self._seen and now - next(iter(self._seen.values())) > self.keep_s:
+                self._seen.popitem(last=False)
             if nonce in self._seen:
                 return False
             self._seen[nonce] = now
+            while len(self._seen) > self.max_nonces:
+                self._seen.popitem(last=False)
             if self.path is not None:
                 try:
                     self._append(json.dumps({'nonce': nonce, 'at': now}) + '\n')
