@@ -81,21 +81,6 @@ class Answers:
             self.counters['answers' if matched else 'answers_unmatched'] += 1
         return matched
 
-    def answer(self, response: Any, client_id: str, caller_request_id: str,
-               stamp: Any) -> RouteAnswer:
-        """A RouteRequest response as the client's RouteAnswer.
-
-        The request_id is the caller's when the router made none (a busy or refused request).
-        """
-        return RouteAnswer(
-            stamp=stamp, client_id=client_id,
-            request_id=response.request_id or caller_request_id, success=response.success,
-            message=response.message, tools=list(response.tools),
-            choices=list(response.choices), policy=response.policy,
-            fallback_used=response.fallback_used, fallback_reason=response.fallback_reason,
-            latency_ms=response.latency_ms, dropped=list(response.dropped),
-            explanation_json=response.explanation_json, executed=response.executed)
-
     def close(self) -> None:
         """Destroy every answer publisher."""
         with self._lock:

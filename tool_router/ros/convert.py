@@ -13,8 +13,8 @@ from tool_router.common.explanation import EvidenceItem, Explanation
 from tool_router.executor.pipeline import Selection
 from tool_router.executor.traces import TraceRecord, WatchRecord, trace_message_fields
 from tool_router.msg import (Evidence, ExecutionTrace, PendingConfirmation, PendingConfirmations,
-                             SelectedCapabilities, ToolChoice as ToolChoiceMsg, ToolOutcome,
-                             WatchEvent, WatchState)
+                             RouteAnswer, SelectedCapabilities, ToolChoice as ToolChoiceMsg,
+                             ToolOutcome, WatchEvent, WatchState)
 from tool_router.routing.router import RouteResult
 
 SIGNATURE_FIELDS = ('key_id', 'timestamp', 'nonce', 'signature')
@@ -151,3 +151,19 @@ def plain_selection(request_id: str, request_text: str, tools: Iterable[str],
                                          condition=gates[i] if i < len(gates) else ''))
                    for i, t in enumerate(listed)]
     return msg
+
+
+def route_answer_msg(response: Any, client_id: str, caller_request_id: str,
+                     stamp: Any) -> Any:
+    """A RouteRequest response as the client's RouteAnswer (the request topic's answer path).
+
+    The request_id is the caller's when the router made none (a busy or refused request).
+    """
+    return RouteAnswer(
+        stamp=stamp, client_id=client_id,
+        request_id=response.request_id or caller_request_id, success=response.success,
+        message=response.message, tools=list(response.tools),
+        choices=list(response.choices), policy=response.policy,
+        fallback_used=response.fallback_used, fallback_reason=response.fallback_reason,
+        latency_ms=response.latency_ms, dropped=list(response.dropped),
+        explanation_json=response.explanation_json, executed=response.executed)

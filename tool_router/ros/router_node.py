@@ -39,7 +39,7 @@ from tool_router.common import signing
 from tool_router.common.conditions import condition_notes
 from tool_router.common.places import Place, load_places
 from tool_router.msg import Request, SelectedCapabilities, SelectionAck
-from tool_router.ros.convert import choice_msg, selection_message
+from tool_router.ros.convert import choice_msg, route_answer_msg, selection_message
 from tool_router.ros.acks import AckBook, Outbox
 from tool_router.ros.answers import Answers, client_id_problem
 from tool_router.ros.common import (
@@ -481,7 +481,7 @@ class RouterNode(LifecycleNode):
             pool = self._answer_pool
         if full:
             busy = RouteRequest.Response(success=False, message=BUSY)
-            self._answers.publish(msg.client_id, self._answers.answer(
+            self._answers.publish(msg.client_id, route_answer_msg(
                 busy, msg.client_id, msg.request_id, stamp_now(self)))
             return
         pool.submit(self._route_answered, msg)
@@ -494,8 +494,8 @@ class RouterNode(LifecycleNode):
                 execute=msg.execute, request_id=msg.request_id, key_id=msg.key_id,
                 timestamp=float(msg.timestamp), nonce=msg.nonce, signature=msg.signature)
             response = self._on_route(request, RouteRequest.Response())
-            answer = self._answers.answer(response, msg.client_id, msg.request_id,
-                                          stamp_now(self))
+            answer = route_answer_msg(response, msg.client_id, msg.request_id,
+                                      stamp_now(self))
             if not self._answers.publish(msg.client_id, answer):
                 self.get_logger().warning(
                     f'answer to {msg.client_id} published with no reader on '
