@@ -65,6 +65,35 @@ def test_plain_orders_are_no_questions(text):
     assert clause_mood(text, asked=True).kind == OTHER
 
 
+@pytest.mark.parametrize('text', ['e-stop active?', 'rtl engaged?', 'lights on right now?',
+                                  'winch up yet?', 'disarmed yet', 'did arming work',
+                                  'did people hear the announcement'])
+def test_a_state_in_a_few_words_asks(text):
+    """A name and its state, asked: the name may be an order verb's ("rtl", "lights")."""
+    assert [m.mood.kind for m in clause_moods(text)] == [QUESTION]
+
+
+@pytest.mark.parametrize('text', ['turn the lights on?', 'switch the spotlight off?', 'rtl now?',
+                                  'lights on', "don't land yet", 'arm yet'])
+def test_an_order_of_a_state_stays_an_order(text):
+    assert QUESTION not in [m.mood.kind for m in clause_moods(text)]
+
+
+def test_a_statement_with_a_question_tag_asks_and_an_order_with_one_orders():
+    assert [m.mood.kind for m in clause_moods('the motors are stopped, right?')] == \
+        [QUESTION, QUESTION]
+    assert [m.mood.kind for m in clause_moods("it's landed, yes?")][0] == QUESTION
+    assert QUESTION not in [m.mood.kind for m in clause_moods('land, right?')]
+    assert QUESTION not in [m.mood.kind for m in clause_moods('hold position, ok?')]
+
+
+def test_a_time_the_question_asks_about_is_part_of_it():
+    """ "is it climbing out after takeoff" asks; "take a photo after takeoff" orders both. """
+    assert [m.mood.kind for m in clause_moods('is it climbing out after takeoff')] == \
+        [QUESTION, QUESTION]
+    assert [m.mood.kind for m in clause_moods('take a photo after takeoff')] == [OTHER, OTHER]
+
+
 def test_how_to_questions_are_advice():
     mood = clause_mood('how do I land the drone')
     assert mood.kind == QUESTION and mood.howto

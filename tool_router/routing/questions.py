@@ -162,6 +162,22 @@ _ORDER_VERBS = frozenset(ACTION_VERBS) | frozenset(
     engage enable disable lock unlock switch change increase decrease speed accelerate
     return navigate proceed approach circle""".split())
 _WORD = re.compile(r"[a-z0-9][a-z0-9'/-]*")
+# A state in a few words: a name and the state it is in, asked ("e-stop active?", "rtl engaged?",
+# "lights on right now?"): the name may be an order verb's ("rtl", "lights"), the state word at
+# the end is what makes it a question. Opening with a verb that orders a state ("turn lights
+# on?", "switch ... off?") keeps it an order.
+_STATE_WORDS = frozenset(
+    """on off active inactive engaged disengaged enabled disabled armed disarmed running done
+    finished complete completed up down out open closed stopped working locked unlocked lit
+    triggered deployed released attached detached playing recording ok okay live""".split())
+_TRAILING_TIME = re.compile(r"(?:\s+(?:right\s+now|now|yet|still|already|at\s+the\s+moment|"
+                            r"currently|atm|rn))+$")
+_SETS_A_STATE = frozenset(
+    "turn switch set put get make keep bring leave have go move start stop".split())
+# A question tag after a statement: "the motors are stopped, right?"
+_TAG = re.compile(r"^(?:right|yes|yeah|yep|correct|no|true|isn't\s+it|aren't\s+they|"
+                  r"hasn't\s+it|haven't\s+they|didn't\s+it|is\s+it|are\s+they|innit)$")
+_NEGATION_FIRST = re.compile(r"^(?:don't|dont|do\s+not|not|never|no)\b")
 
 
 @dataclass(frozen=True)
@@ -210,6 +226,8 @@ def clause_mood(text: str, asked: bool = False, initial: bool = True) -> Mood:
         return Mood(QUESTION, f"a wh-question ('{m.group('wh')}')")
     m = re.match(rf"^(?P<aux>{_AUX})\s+\S", t) or re.match(
         rf"^(?P<aux>{_AUX_DO})\s+{_SUBJECT}\b", t) or re.match(
+        # "did arming work", "did people hear it": a positive "did" never orders
+        r"^(?P<aux>did)\s+[a-z]", t) or re.match(
         rf"^(?P<aux>{_AUX_PERSON})\s+{_PERSON}\b", t) or re.match(
         # "have the motors been armed", not "have the quad follow me"
         r"^(?P<aux>have|haven't)\s+(?:the|it|its|our|my|all|both|they)\b(?:\s+[\w'-]+){0,3}?"
@@ -221,11 +239,17 @@ def clause_mood(text: str, asked: bool = False, initial: bool = True) -> Mood:
     if asked and re.search(r"\b(?:on|off|up|down|in|out)\s+or\s+(?:on|off|up|down|in|out|not)\b",
                            t):
         return Mood(QUESTION, "a question whether it is on or off ('... or ...?')")
+    words = _WORD.findall(t)
+    first = words[0] if words else ''
     if asked and initial:
-        words = _WORD.findall(t)
-        first = words[0] if words else ''
         if first and first not in _ORDER_VERBS and first not in ('please', 'pls', 'plz'):
             return Mood(QUESTION, "a question mark after no order verb")
+        state = _WORD.findall(_TRAILING_TIME.sub('', t))
+        if 2 <= len(state) <= 4 and state[-1] in _STATE_WORDS and first not in _SETS_A_STATE:
+            return Mood(QUESTION, f"a state asked in a few words ('... {state[-1]}?')")
+    if initial and len(words) <= 5 and words[-1:] == ['yet'] and first not in _ORDER_VERBS \
+            and not _NEGATION_FIRST.match(t):
+        return Mood(QUESTION, "a state asked with 'yet' ('disarmed yet')")
     return Mood(OTHER)
 
 
@@ -289,6 +313,20 @@ def clause_moods(text: str, clauses: Sequence[Clause] | None = None) -> list[Cla
                     and words[0] not in _ORDER_VERBS:
                 # "is the light on and the winch up?", "how far to the next waypoint?"
                 mood = Mood(QUESTION, 'the question goes on')
+            elif mood.kind == OTHER and not initial and out and out[-1].mood.kind == QUESTION \
+                    and c.marker.lower() in ('after', 'before', 'since', 'during', 'until',
+                                             'while'):
+                # "is it climbing out after takeoff": the time the question asks about
+                mood = Mood(QUESTION, f"the question goes on ('{c.marker.lower()} ...')")
+            elif asked and out and out[-1].mood.kind == OTHER and out[-1].clause.role == 'action' \
+                    and _TAG.match(tag := ' '.join(_WORD.findall(written.lower()))):
+                head = _WORD.findall(_strip(out[-1].written))
+                if head and head[0] not in _ORDER_VERBS and not _NEGATION_FIRST.match(
+                        _strip(out[-1].written)):
+                    # "the motors are stopped, right?": a statement with a question tag
+                    said = f"a statement with a question tag ('{tag}?')"
+                    out[-1] = replace(out[-1], mood=Mood(QUESTION, said))
+                    mood = Mood(QUESTION, said)
         out.append(ClauseMood(c, mood, written))
         prev_end = end
     # "check if the winch is up", "let me know whether we're recording": the condition after a
