@@ -132,6 +132,19 @@ def test_the_used_nonces_survive_a_new_guard_on_the_same_file(keyed, tmp_path):
     restarted = CallGuard(key_file, nonces=NonceStore(path, 60.0))
     again = restarted.check('takeoff', 'r1', TAKEOFF, s.timestamp, s.nonce, s.signature)
     assert again.startswith('replayed')
+    # the guard's own store on the file (the simulator's way) reads the same nonces
+    by_file = CallGuard(key_file, nonce_file=path)
+    assert by_file.nonces.keep_s == 2 * by_file.window_s and by_file.nonces.path == path
+    assert by_file.check('takeoff', 'r1', TAKEOFF, s.timestamp, s.nonce,
+                         s.signature).startswith('replayed')
+
+
+def test_a_nonce_file_that_cannot_be_written_is_an_error(keyed, tmp_path):
+    _, key_file = keyed
+    blocker = tmp_path / 'a_file'
+    blocker.write_text('')
+    with pytest.raises(OSError):
+        CallGuard(key_file, nonce_file=blocker / 'sub' / 'sim.call_nonces')
 
 
 def test_a_call_signed_ahead_of_the_clock_is_remembered_as_long_as_it_is_fresh(keyed):

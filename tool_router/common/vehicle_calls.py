@@ -29,20 +29,22 @@ class CallGuard:
 
     ``key_file`` is read when a call first needs it (the executor makes the key when it is
     configured, perhaps after this endpoint started) and kept once read. The used nonces are
-    ``nonces`` (a :class:`~tool_router.common.nonces.NonceStore`; given a file, a restarted
-    endpoint still refuses a call it took before); by default they live in memory, kept for
-    twice the window (a call is fresh from ``window_s`` before its timestamp to as long
-    after it).
+    ``nonces`` (a :class:`~tool_router.common.nonces.NonceStore`), by default a store kept for
+    twice the window (a call is fresh from ``window_s`` before its timestamp to as long after
+    it): on ``nonce_file`` when given (a restarted endpoint still refuses a call it took
+    before; ``OSError`` when it cannot be written), else in memory.
     """
 
     def __init__(self, key_file: str | Path, window_s: float = CALL_WINDOW_S,
                  clock: Callable[[], float] = time.time,
-                 nonces: NonceStore | None = None) -> None:
+                 nonces: NonceStore | None = None,
+                 nonce_file: str | Path | None = None) -> None:
         self.key_file = Path(key_file)
         self.window_s = window_s
         self._clock = clock
         self._key: bytes | None = None
-        self.nonces = nonces if nonces is not None else NonceStore(None, 2 * window_s, clock)
+        self.nonces = nonces if nonces is not None else NonceStore(
+            Path(nonce_file) if nonce_file else None, 2 * window_s, clock)
 
     def _read_key(self) -> bytes | None:
         if self._key is None and self.key_file.is_file():

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
@@ -37,8 +36,7 @@ from std_msgs.msg import String
 from std_srvs.srv import SetBool, Trigger
 
 from tool_router.common import paths, signing
-from tool_router.common.nonces import NonceStore
-from tool_router.common.vehicle_calls import CALL_WINDOW_S, CallGuard
+from tool_router.common.vehicle_calls import CallGuard
 from tool_router.ros.common import spin
 from tool_router.ros.telemetry import TelemetryPublisher
 from tool_router.sim.vehicle import (ARGUMENT_NAMES, PARAMETER_RANGES, SENSORS, SETBOOL_TOOLS,
@@ -76,7 +74,7 @@ class SimVehicleNode(Node):
             description="Used call nonces, kept across restarts ('' = $ROS_HOME/tool_router/"
                         'sim/<namespace>.<prefix>.call_nonces).', read_only=True)).value) or str(
             paths.ros_home() / 'tool_router' / 'sim' / f'{where}.call_nonces')
-        self._guard = CallGuard(key_file, nonces=self._nonces(nonce_file)) if signed else None
+        self._guard = self._call_guard(key_file, nonce_file) if signed else None
         period = float(self.declare_parameter('state_period_s', 1.0, ParameterDescriptor(
             description='Period of the state topic, s.', read_only=True)).value)
         # dynamic typing: `ros2 param set ... battery_pct 30` (an integer) is accepted too;
@@ -123,15 +121,16 @@ class SimVehicleNode(Node):
         self.get_logger().info(f'simulated vehicle ready: {count} services and tool_call under '
                                f'{prefix}/, state on {prefix}/state')
 
-    def _nonces(self, path: str) -> NonceStore:
-        """The used-nonce store on ``path``; in memory (said loudly) when it cannot be written."""
+    def _call_guard(self, key_file: str, nonce_file: str) -> CallGuard:
+        """The guard of signed calls; its used nonces in memory when the file cannot be written."""
         try:
-            return NonceStore(Path(path), 2 * CALL_WINDOW_S)
+            return CallGuard(key_file, nonce_file=nonce_file)
         except OSError as exc:
+            guard = CallGuard(key_file)
             self.get_logger().warning(
-                f'cannot keep call nonces in {path} ({exc}): in memory only, so a call '
-                f'taken before a restart is taken again within {CALL_WINDOW_S:g} s of signing')
-            return NonceStore(None, 2 * CALL_WINDOW_S)
+                f'cannot keep call nonces in {nonce_file} ({exc}): in memory only, so a call '
+                f'taken before a restart is taken again within {guard.window_s:g} s of signing')
+            return guard
 
     def _on_parameters(self, params: list[Parameter]) -> SetParametersResult:
         """Apply runtime parameters to the vehicle; the range check is the descriptors'."""
