@@ -72,6 +72,34 @@ def test_scope_decision_separates_out_of_scope_from_weak_evidence():
     assert decide(strong, f, 0.5, 0.5, True, 8, 0.6, 0.7, scope_override=0.95) == []
 
 
+def test_the_scope_override_is_chosen_jointly_and_each_value_is_reported():
+    """In-scope requests the scope model doubts but whose best tool scores 0.6-0.7 are kept
+    only by a low override; out-of-scope ones (weak tools) stay empty under it."""
+    from tool_router.evaluation.fitting.lcr import NO_OVERRIDE, SCOPE_OVERRIDES, choose_thresholds
+
+    names = ['land', 'spotlight', 'set_speed']
+    examples, probs, scope_p = [], [], []
+    for i in range(6):  # in scope, vetoed by the scope model, confident tool
+        examples.append(Example(id=f'i{i}', level='direct', request='r', tools=(names[i % 3],)))
+        row = np.full(3, 0.05)
+        row[i % 3] = 0.62 + 0.01 * i
+        probs.append(row)
+        scope_p.append(0.02)
+    for i in range(6):  # out of scope: weak tools, doubted
+        examples.append(Example(id=f'o{i}', level='out_of_scope', request='r', tools=()))
+        probs.append(np.array([0.3, 0.2, 0.1]))
+        scope_p.append(0.03)
+    f = [feats([list(p)]) for p in probs]
+    sweep: dict[float, tuple[float, ...]] = {}
+    t, ct, ts, so, score = choose_thresholds(
+        examples, f, np.array(probs), names, True, np.array(scope_p), max_tools=8, sweep=sweep)
+    assert so <= 0.6 < NO_OVERRIDE
+    assert set(sweep) == set(SCOPE_OVERRIDES)
+    assert sweep[so][0] == pytest.approx(score) == max(row[0] for row in sweep.values())
+    assert sweep[NO_OVERRIDE][0] < score  # no override: the six in-scope requests go empty
+    assert sweep[so][2] == 1.0 and sweep[so][3] == 0.0  # out-of-scope empty, in-scope empty
+
+
 def test_steering_text_does_not_count_in_the_scope_features(fake_index):
     # The whole request's scope features come from its counting clauses once a clause steers:
     # "you may use every tool" is close to out-of-scope text and must not outvote the order.

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -58,9 +58,13 @@ AUGMENT_PER_REQUEST = 2
 THRESHOLDS = np.round(np.arange(0.10, 0.86, 0.025), 3)
 # A request whose best tool reaches the scope override is in scope whatever the scope model says
 # (an order the scorer is sure of, in wording close to an out-of-scope phrase: "follow the
-# tractor"); NO_OVERRIDE (above any probability) turns it off.
+# tractor"); NO_OVERRIDE (above any probability) turns it off. With it the scope decision is
+# joint: a request is answered empty only when the scope model says "not for the vehicle" *and*
+# no tool is confident. The grid reaches down to 0.5 (issue 27 item 2: outside requests whose
+# best tool scored 0.6-0.9 were vetoed); `fit lcr` logs the best objective at each value.
 NO_OVERRIDE = 2.0
-SCOPE_OVERRIDES = (0.9, 0.95, 0.97, 0.99, NO_OVERRIDE)
+SCOPE_OVERRIDES = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.97, 0.99,
+                   NO_OVERRIDE)
 SCOPE_THRESHOLDS = np.round(np.arange(0.05, 0.951, 0.025), 3)
 # Writer folds of the exemplar memory in a fit without fold patches (with them: one per patch).
 EXEMPLAR_FOLDS = 4
@@ -98,12 +102,15 @@ def choose_thresholds(
     *,
     max_tools: int,
     oos_weight: float = OUT_OF_SCOPE_EMPTY_WEIGHT,
+    sweep: dict[float, tuple[float, ...]] | None = None,
 ) -> tuple[float, float, float, float, float]:
     """(threshold, clause, scope threshold, scope override, objective) on CV predictions.
 
     With a scope model, a request below the scope threshold gets nothing (unless its best tool
     reaches the scope override) and any other gets at least its best tool, so for each pair of
-    tool thresholds the two scope constants are a cheap sweep.
+    tool thresholds the two scope constants are a cheap sweep. ``sweep``, when given, is filled
+    with the best row at each scope override: (objective, macro, out-of-scope empty, in-scope
+    empty, threshold, clause, scope threshold).
     """
     levels = np.array([ex.level for ex in examples])
     oos = levels == 'out_of_scope'
@@ -131,8 +138,11 @@ def choose_thresholds(
                 for so in SCOPE_OVERRIDES:
                     routed = (scope_p >= ts) | (top >= so)
                     empty = ~routed | np.array([not p for p in preds])
-                    score = objective_arrays(levels, np.where(routed, comp, 0.0), empty,
-                                             oos_weight)[0]
+                    score, macro, rate = objective_arrays(
+                        levels, np.where(routed, comp, 0.0), empty, oos_weight)
+                    if sweep is not None and score > sweep.get(so, (-1.0,))[0] + 1e-9:
+                        sweep[so] = (score, macro, rate, float(empty[~oos].mean()), float(t),
+                                     float(ct), float(ts))
                     if score > best[0] + 1e-9:
                         best = (score, float(t), float(ct), float(ts), float(so))
     return best[1], best[2], best[3], best[4], best[0]
@@ -233,6 +243,8 @@ class CVResult:
     predictions: list[set[str]]
     probs: np.ndarray  # (N, T) out-of-fold tool probabilities
     scope_p: np.ndarray | None  # (N,) out-of-fold in-scope probabilities
+    # the best row at each scope override (choose_thresholds' ``sweep``; empty when given)
+    sweep: dict[float, tuple[float, ...]] = field(default_factory=dict)
 
 
 def evaluate_cv(
@@ -258,10 +270,11 @@ def evaluate_cv(
     rows = Rows.of(examples, feats, names, v.tool_prior)
     extra, source = _augmented_rows(examples, augmented, aug_feats, names, v.tool_prior)
     oof, oof_scope = cross_validate(rows, v.scope, extra, source, fold)
+    sweep: dict[float, tuple[float, ...]] = {}
     if thresholds is None:
         t, ct, ts, so, _ = choose_thresholds(examples, feats, oof, names, v.per_clause,
                                              oof_scope, max_tools=max_tools,
-                                             oos_weight=oos_weight)
+                                             oos_weight=oos_weight, sweep=sweep)
     else:
         t, ct, ts, so = thresholds
     scope_args = (
@@ -275,7 +288,7 @@ def evaluate_cv(
     in_empty = float(
         np.mean([not p for p, ex in zip(preds, examples) if ex.level != 'out_of_scope'])
     )
-    return CVResult(t, ct, ts, so, macro, oos, in_empty, preds, oof, oof_scope)
+    return CVResult(t, ct, ts, so, macro, oos, in_empty, preds, oof, oof_scope, sweep)
 
 
 def _augmented_rows(
@@ -395,6 +408,10 @@ def fit_variant(
         f'out-of-scope empty {cv.oos_empty:.3f}, in-scope empty {cv.in_empty:.3f}'
     )
     if writer_cv:
+        for so, (score, macro, rate, in_empty, t, ct, ts) in sorted(cv.sweep.items()):
+            log(f'{variant:22s}   override {so:.2f}: best objective {score:.4f} (threshold '
+                f'{t:.3f} clause {ct:.3f} scope {ts:.3f}): macro composite {macro:.4f}, '
+                f'out-of-scope empty {rate:.3f}, in-scope empty {in_empty:.3f}')
         log(by_writer(examples, feats, names, variant, augmented, aug_feats, cv,
                       max_tools=max_tools))
     return ScorerModel(
