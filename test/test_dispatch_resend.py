@@ -79,3 +79,52 @@ def test_an_actuator_call_is_sent_once_even_with_no_answer(rig):
     assert result.failure_mode == 'call_timeout'
     assert 'sends' not in result.message
     assert received == [0]  # one request reached the vehicle, never a second
+
+
+def test_a_resent_signed_call_carries_a_new_nonce():
+    """A ``call:`` read is signed again for each send: the guard refuses a nonce twice."""
+    import rclpy
+    from rclpy.callback_groups import ReentrantCallbackGroup
+    from rclpy.context import Context
+    from rclpy.executors import MultiThreadedExecutor
+    from rclpy.node import Node
+
+    from tool_router.executor.dispatch import parse_binding
+    from tool_router.ros.executor_io import RosDispatcher
+    from tool_router.srv import ToolCall
+
+    ctx = Context()
+    rclpy.init(context=ctx)
+    name = f'resend_call_{uuid.uuid4().hex[:8]}'
+    release = threading.Event()
+    nonces: list[str] = []
+
+    def answer(request, response):
+        nonces.append(request.nonce)
+        if len(nonces) == 1:
+            release.wait(30)
+        response.success = True
+        response.message = f'answer {len(nonces)}'
+        return response
+
+    server = Node('resend_call_server', context=ctx)
+    server.create_service(ToolCall, name, answer, callback_group=ReentrantCallbackGroup())
+    client_node = Node('resend_call_client', context=ctx)
+    spinner = MultiThreadedExecutor(num_threads=4, context=ctx)
+    spinner.add_node(server)
+    spinner.add_node(client_node)
+    threading.Thread(target=spinner.spin, daemon=True).start()
+    binding = parse_binding(f'call:/{name}')
+    dispatcher = RosDispatcher(client_node, {'battery_status': binding}, b'k' * 32,
+                               resend=frozenset({'battery_status'}))
+    try:
+        result = dispatcher.dispatch('battery_status', binding, 'r3', 'battery?', timeout_s=20.0)
+    finally:
+        release.set()
+        dispatcher.close()
+        spinner.shutdown()
+        server.destroy_node()
+        client_node.destroy_node()
+        rclpy.shutdown(context=ctx)
+    assert result.ok, result.message
+    assert len(nonces) >= 2 and len(set(nonces)) == len(nonces) and all(nonces)

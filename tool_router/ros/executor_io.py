@@ -9,10 +9,11 @@ say; :class:`RosConfirmer` announces confirmation requests and waits on the
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 import time
-from typing import Any
+from typing import Any, Callable
 
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
@@ -108,8 +109,12 @@ class RosDispatcher:
             request = SetBool.Request(data=setbool_value(binding, request_text))
         elif binding.kind is BindingKind.TRIGGER:
             request = Trigger.Request()
-        response, sends = self._call(tool, binding, key, client, request, request_id,
-                                     request_text, deadline)
+        # a resent call is signed again (a new nonce: the vehicle's guard refuses a replay)
+        again: Callable[[], Any] = (
+            functools.partial(tool_call_request, tool, binding, request_id, request_text,
+                              self._key)
+            if binding.kind is BindingKind.CALL else lambda: request)
+        response, sends = self._call(tool, key, client, request, again, deadline)
         if response is _NO_ANSWER:
             return DispatchResult(
                 False, f'no answer from {binding.name} within {timeout_s:g} s'
@@ -123,15 +128,14 @@ class RosDispatcher:
         )
 
 
-    def _call(self, tool: str, binding: Binding, key: tuple[str, str], client: Any,
-              request: Any, request_id: str, request_text: str,
-              deadline: float) -> tuple[Any, int]:
+    def _call(self, tool: str, key: tuple[str, str], client: Any, request: Any,
+              again: Callable[[], Any], deadline: float) -> tuple[Any, int]:
         """The first answer before ``deadline`` (or ``_NO_ANSWER``) and how many sends it took.
 
-        A read is sent again after :data:`RESEND_AFTER_S`, then after twice as long, and so
-        on, while no answer came: a fresh client's first reply is lost when the server's reply
-        writer has not yet matched the client's reader (docs/TESTING.md). Every other call is
-        sent once.
+        A read is sent again (``again()``: the request to resend) after :data:`RESEND_AFTER_S`,
+        then after twice as long, and so on, while no answer came: a fresh client's first reply
+        is lost when the server's reply writer has not yet matched the client's reader
+        (docs/TESTING.md). Every other call is sent once.
         """
         answered = threading.Event()
         futures: list[Any] = []
@@ -152,10 +156,7 @@ class RosDispatcher:
                 answered.wait(left)
             elif not answered.wait(min(left, wait_s)) and time.monotonic() < deadline:
                 wait_s *= 2
-                if binding.kind is BindingKind.CALL:  # a new nonce: the guard refuses a replay
-                    request = tool_call_request(tool, binding, request_id, request_text,
-                                                self._key)
-                send(request)
+                send(again())
         done = [f for f in futures if f.done() and f.result() is not None]
         for future in futures:
             if not future.done():
