@@ -233,6 +233,21 @@ def test_abstains_when_no_tool_serves(router, text):
     assert decision.in_scope < 0.5
 
 
+def test_the_scope_override_parameter_lets_a_confident_tool_through(fake_index):
+    """lcr.scope_override (-1 = fitted, 2 = off): at 0 every request is in scope, so one the
+    scope model rejects still gets its best tool; the fitted value (off) leaves it empty."""
+    from tool_router.routing.policies.lcr import LCRParams, LearnedClauseRouter
+
+    fitted = LearnedClauseRouter(fake_index)
+    assert fitted.scope_override == fitted.model.scope_override
+    joint = LearnedClauseRouter(fake_index, LCRParams(scope_override=0.0),
+                                extractor=fitted.extractor)
+    text = 'write a poem about the sea'
+    base, forced = fitted.route(text, 8), joint.route(text, 8)
+    assert base.in_scope == forced.in_scope < fitted.scope_threshold  # the scope model says no
+    assert base.tools == [] and len(forced.tools) >= 1
+
+
 @pytest.mark.parametrize(
     'text, expected',
     [

@@ -150,6 +150,13 @@ class LCRParams(BaseModel):
         le=1,
         description='In-scope probability below which nothing is routed; -1 = fitted.',
     )
+    scope_override: float = Field(
+        -1.0,
+        ge=-1,
+        le=2,
+        description='Best-tool probability at which a request is in scope whatever the scope '
+        'model says (a joint decision: empty only when both say no); 2 = off, -1 = fitted.',
+    )
     clause_pooling: bool = Field(
         False,
         description='Embed the request once and mean-pool its token vectors over each clause '
@@ -810,6 +817,11 @@ class LearnedClauseRouter:
             if self.params.scope_threshold >= 0
             else self.model.scope_threshold
         )
+        self.scope_override = (
+            self.params.scope_override
+            if self.params.scope_override >= 0
+            else self.model.scope_override
+        )
 
     def route(self, text: str, max_tools: int) -> Decision:
         """Score every (clause, tool) pair and keep what the scorer accepts."""
@@ -826,7 +838,7 @@ class LearnedClauseRouter:
             None,  # the router cuts at max_tools and reports the cut
             in_scope,
             self.scope_threshold,
-            self.model.scope_override,
+            self.scope_override,
         )
         order = np.argsort(-probs)
         clauses: list[Clause] = feats.clauses
