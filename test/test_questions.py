@@ -136,6 +136,15 @@ def _decision(tools, fragments=None):
     return Decision('test', list(tools), [0.9] * len(tools), evidence=evidence)
 
 
+def test_an_order_that_points_back_at_the_question_acts(catalog):
+    """ "is the light on? if not, turn it on": the order's "it" is the light the question named."""
+    d = _decision(['vehicle_state', 'spotlight'], {'spotlight': 'is the light on'})
+    text = 'is the light on? if not, turn it on'
+    assert 'spotlight' in answer_questions(d, text, catalog).decision.tools
+    # the question alone does not switch the light
+    assert 'spotlight' not in answer_questions(d, 'is the light on?', catalog).decision.tools
+
+
 def test_a_state_question_drops_the_actuator_and_says_why(catalog):
     out = answer_questions(_decision(['spotlight']), 'is the spotlight on?', catalog)
     assert out.decision.tools == ['vehicle_state']

@@ -394,22 +394,29 @@ def clause_of(tool: str, decision: Decision, moods: Sequence[ClauseMood],
     return found[0] if len(found) == 1 else None
 
 
-def _named_by_an_order(tool: str, moods: Sequence[ClauseMood], catalog: Catalog) -> bool:
-    """An order clause of the request names the tool too.
+def _named_by_an_order(tool: str, moods: Sequence[ClauseMood], catalog: Catalog,
+                       asked_at: int = -1) -> bool:
+    """An order clause of the request names the tool too, or points back at it.
 
     "Compass heading? Correct heading to 090.": the set_heading the question's words retrieved
-    is what the order asks for.
+    is what the order asks for. "Is the light on? If not, turn it on.": a short order after the
+    question (clause ``asked_at``) whose object is a pronoun acts on what the question asked
+    about.
     """
     spec = catalog.by_name[tool]
     generic = {'control', 'motors', 'point', 'target', 'position', 'area', 'home', 'mission'}
     own = {w for w in tool.split('_') if len(w) > 3 and w not in generic} | {
         k.lower() for k in spec.keywords}
-    for cm in moods:
+    for k, cm in enumerate(moods):
         if cm.mood.kind == QUESTION or cm.clause.role != 'action' or cm.clause.negated \
                 or cm.clause.steering:
             continue
         said = ' '.join(_WORD.findall(cm.written.lower()))
         if any(re.search(rf"\b{re.escape(w)}\b", said) for w in own):
+            return True
+        words = said.split()
+        if 0 <= asked_at < k and 2 <= len(words) <= 5 and words[0] in _ORDER_VERBS \
+                and words[1] in ('it', 'them', 'that', 'this'):
             return True
     return False
 
@@ -454,7 +461,7 @@ def answer_questions(decision: Decision, text: str, catalog: Catalog) -> Answere
                 continue  # its clause cannot be told and some clause orders: it stays
             k = next(i for i, cm in enumerate(moods) if cm.mood.kind == QUESTION)
         cm = moods[k]
-        if cm.mood.kind != QUESTION or _named_by_an_order(tool, moods, catalog):
+        if cm.mood.kind != QUESTION or _named_by_an_order(tool, moods, catalog, k):
             continue
         at = tools.index(tool)
         score = scores[at]
