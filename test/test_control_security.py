@@ -193,9 +193,16 @@ def test_confirmations_and_watch_calls_from_fresh_processes_arrive(desk_rig):
     outs: dict[str, subprocess.CompletedProcess] = {}
 
     def approve(rid: str) -> None:
-        outs[rid] = cli('confirm', rid, 'arm_motors', '--approve', '--no-wait',
-                        '--operator', 'alice', '--operators', str(operators),
-                        '--service', '/ctl/confirm')
+        # a hang guard, not a deadline: ten fresh interpreters start at once on a busy 2-core
+        # CI machine (one passed 120 s there, 2026-12-03); a late one still fails, with its
+        # output in the assertion instead of a missing key
+        try:
+            outs[rid] = cli('confirm', rid, 'arm_motors', '--approve', '--no-wait',
+                            '--operator', 'alice', '--operators', str(operators),
+                            '--service', '/ctl/confirm', timeout_s=300.0)
+        except subprocess.TimeoutExpired as exc:
+            outs[rid] = subprocess.CompletedProcess(exc.cmd, -1, str(exc.stdout or ''),
+                                                    f'timed out after 300 s: {exc.stderr!r}')
     threads = [threading.Thread(target=approve, args=(rid,)) for rid in rids]
     for t in threads:
         t.start()
