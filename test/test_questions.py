@@ -40,8 +40,8 @@ def test_questions_about_a_state(text):
     assert clause_mood(text).kind == QUESTION
 
 
-@pytest.mark.parametrize('text, asked', [('recording', True), ('light on or off', True),
-                                         ('payload released', True), ('still orbiting', True)])
+@pytest.mark.parametrize('text, asked', [('recording', True), ('payload released', True),
+                                         ('still orbiting', True)])
 def test_a_question_mark_after_no_order_verb_asks(text, asked):
     assert clause_mood(text, asked).kind == QUESTION
     assert clause_mood(text, False).kind == OTHER  # no "?", no question
@@ -92,6 +92,82 @@ def test_a_time_the_question_asks_about_is_part_of_it():
     assert [m.mood.kind for m in clause_moods('is it climbing out after takeoff')] == \
         [QUESTION, QUESTION]
     assert [m.mood.kind for m in clause_moods('take a photo after takeoff')] == [OTHER, OTHER]
+
+
+@pytest.mark.parametrize('text', ['winch status', 'rth status please', 'mapping progress',
+                                  'report gimbal angle', 'give me the landing state',
+                                  'tell me the winch position', 'winch reeled in?',
+                                  'camera tilted all the way down?', 'armed or disarmed right now',
+                                  'lamp on or off'])
+def test_a_status_asked_for_without_a_question_word_asks(text):
+    """A status as a noun phrase, an order to report, a participle, two states to choose from."""
+    assert [m.mood.kind for m in clause_moods(text)] == [QUESTION]
+
+
+@pytest.mark.parametrize('text', ['hold position', 'set the gimbal angle to 30 degrees',
+                                  'give me a photo', 'report to the gate', "don't report status",
+                                  'turn the light on or off', 'record filtered video?',
+                                  'winch up or down by 2 m', 'land at the red marker?'])
+def test_orders_near_those_shapes_stay_orders(text):
+    assert QUESTION not in [m.mood.kind for m in clause_moods(text)]
+
+
+@pytest.mark.parametrize('text', ['not sure if we took off', "can't tell whether it's airborne",
+                                  'no idea if the landing finished', 'any update on the landing',
+                                  'status of the winch please', 'gimbal angle pls',
+                                  'i need the winch line length'])
+def test_what_the_operator_cannot_tell_asks(text):
+    assert QUESTION in [m.mood.kind for m in clause_moods(text)]
+    assert OTHER not in [m.mood.kind for m in clause_moods(text) if m.clause.role == 'action']
+
+
+@pytest.mark.parametrize('text', ["not sure, land anyway", 'no, land now', 'gimbal down 30',
+                                  'set gimbal angle', 'i need the drone to land'])
+def test_orders_near_the_unsure_shapes_stay_orders(text):
+    assert QUESTION not in [m.mood.kind for m in clause_moods(text)]
+
+
+def test_a_statement_beside_a_question_is_its_context(catalog):
+    """ "the red light is on, so is it filming?": the light is no order."""
+    moods = clause_moods('the red light is on, so is it filming?')
+    assert [m.mood.kind for m in moods] == [QUESTION, QUESTION]
+    d = _decision(['vehicle_state', 'spotlight'], {'spotlight': 'the red light is on'})
+    assert 'spotlight' not in answer_questions(
+        d, 'the red light is on, so is it filming?', catalog).decision.tools
+    # without a question a statement stays what it was; an order beside it orders
+    assert [m.mood.kind for m in clause_moods('the battery is low, land')] == [OTHER, OTHER]
+
+
+def test_a_negated_question_still_counts(catalog):
+    """ "not sure whether people heard the speaker": the splitter marks it negated."""
+    out = answer_questions(_decision(['speaker_broadcast']),
+                           'not sure whether people heard the speaker', catalog)
+    assert out.decision.tools == ['vehicle_state']
+    assert answer_questions(_decision(['land']), "don't land yet", catalog).decision.tools == \
+        ['land']
+
+
+def test_a_question_goes_on_into_a_time_or_a_named_state():
+    """ "how long until it gets home": the condition is what the question asks about."""
+    assert [m.mood.kind for m in clause_moods('how long until it gets home')] == \
+        [QUESTION, QUESTION]
+    assert [m.mood.kind for m in clause_moods('is it safe, motors disarmed')] == \
+        [QUESTION, QUESTION]
+    assert [m.mood.kind for m in clause_moods('is the battery ok, land')][1] == OTHER
+    assert [m.mood.kind for m in clause_moods('fly north until you see a car')] == [OTHER, OTHER]
+    # the splitter reads "switch" as a verb; "switch fired" still goes on with the question
+    assert [m.mood.kind for m in clause_moods("can't tell if the kill switch fired")] == \
+        [QUESTION] * 3
+
+
+def test_an_order_after_if_not_without_its_comma_acts(catalog):
+    """ "are we recording? if not start the video": the splitter reads a condition "not start
+    the video"; the order in it still names the recorder."""
+    d = _decision(['vehicle_state', 'video_recorder'], {'video_recorder': 'are we recording'})
+    text = 'are we recording? if not start the video'
+    assert 'video_recorder' in answer_questions(d, text, catalog).decision.tools
+    assert 'video_recorder' not in answer_questions(
+        d, 'are we recording? if it is low', catalog).decision.tools
 
 
 def test_how_to_questions_are_advice():

@@ -97,9 +97,9 @@ QUESTION, ORDER, OTHER = 'question', 'order', 'other'
 _WH = (r"(?:what|what's|whats|wat|wats|wht|waht|where|where's|wheres|which|how|how's|hows|howz|"
        r"who|who's|whose|why|whats)")
 _AUX = r"(?:is|isn't|are|aren't|was|wasn't|were|weren't|has|hasn't|had|hadn't|am|iz|r|ain't)"
-# "did / does" ask before their subject ("did the package drop"), not before a verb ("... and
-# doesn't know help is coming")
-_AUX_DO = r"(?:did|didn't|does|doesn't)"
+# "didn't / does" ask before their subject ("does the winch work"), not before a verb ("... and
+# doesn't know help is coming"); a positive "did" asks before anything (clause_mood)
+_AUX_DO = r"(?:didn't|does|doesn't)"
 _SUBJECT = (r"(?:the|it|its|it's|we|you|u|i|they|he|she|that|this|these|those|my|our|your|ur|"
             r"their|his|her|any|anything|anyone|anybody|everything|everyone|a|an|both|all|"
             r"there|someone|something|each|either|[a-z]+'s)")
@@ -136,6 +136,9 @@ _POLITE = re.compile(
 )
 _HOWTO = re.compile(r"^how\s+(?:do|can|should|would|could|does)\s+(?:i|we|you|one|u)\s+"
                     r"(?!(?:look|stand|do)\b)")
+_UNSURE = (r"(?:(?:(?:i'm|im|i\s+am)\s+)?(?:not\s+sure|unsure|uncertain)|no\s+(?:idea|clue)|"
+           r"(?:i\s+)?(?:can't|cant|cannot|can\s+not)\s+(?:tell|see|say)|"
+           r"(?:i\s+)?need\s+to\s+know)")
 _INDIRECT = re.compile(
     r"^(?:(?:please\s+)?(?:tell\s+me|let\s+me\s+know|lemme\s+know|show\s+me|remind\s+me|"
     r"update\s+me(?:\s+on)?|give\s+me\s+an\s+update\s+on|report|confirm|verify|check|"
@@ -145,14 +148,19 @@ _INDIRECT = re.compile(
     r"would\s+like\s+to\s+know|'d\s+like\s+to\s+know|need\s+to\s+know)\b|"
     r"(?:wondering|curious)\s+(?:if|whether|what|how|where)\b|"
     r"(?:do|d'you)\s+(?:you|u)\s+know\s+(?:if|whether|what|how|where|which|when)\b|"
-    r"any\s+idea\s+(?:if|whether|what|how|where|which|when)\b)"
+    r"any\s+idea\s+(?:if|whether|what|how|where|which|when)\b|"
+    # what the operator cannot tell: "not sure if ...", "no idea whether ...", "can't tell if"
+    rf"{_UNSURE}\s+(?:if|whether|what|how|where|which|when)\b|"
+    # "any update on the landing", "status of the winch"
+    r"(?:any\s+)?(?:update|updates|news|word|status)\s+(?:on|about|of|regarding)\b)"
 )
 # A bare verb of information whose object is the condition clause after it ("check if the winch
 # is up", "let me know whether we're recording"): the two together are one indirect question.
 _BARE_INFO = re.compile(
     rf"^(?:(?:please\s+)?(?:{_MODAL}\s+(?:you|u|ya)\s+(?:please\s+)?)?"
     rf"(?:tell\s+me|let\s+me\s+know|lemme\s+know|check|confirm|verify|see|find\s+out|"
-    rf"double[- ]?check|report|i\s+wonder|i'm\s+wondering|wondering|do\s+you\s+know))$"
+    rf"double[- ]?check|report|i\s+wonder|i'm\s+wondering|wondering|do\s+you\s+know|"
+    rf"{_UNSURE}))$"
 )
 _ORDER_VERBS = frozenset(ACTION_VERBS) | frozenset(
     """arm rise ascend lift launch move rotate yaw spin face point tilt pan aim zoom circle
@@ -178,6 +186,32 @@ _SETS_A_STATE = frozenset(
 _TAG = re.compile(r"^(?:right|yes|yeah|yep|correct|no|true|isn't\s+it|aren't\s+they|"
                   r"hasn't\s+it|haven't\s+they|didn't\s+it|is\s+it|are\s+they|innit)$")
 _NEGATION_FIRST = re.compile(r"^(?:don't|dont|do\s+not|not|never|no)\b")
+# A status asked for as a noun phrase: "winch status", "rth status", "mapping progress"; no order
+# of the catalog ends in these words.
+_STATUS_NOUNS = frozenset("status state progress readout reading readings".split())
+# An order to report: its object is what the operator wants to know ("report gimbal angle",
+# "give me the landing state", "tell me the winch position").
+_REPORT = re.compile(r"^(?:report(?!\s+(?:to|back|in)\b)|read\s+(?:out|back|me)|"
+                     r"(?:tell|give|send|get|show)\s+(?:me|us)|update\s+(?:me|us)\s+on|"
+                     r"i\s+(?:need|want|would\s+like|'d\s+like)\s+(?:to\s+know\s+)?(?:the|our|its))\b")
+_MEASURES = _STATUS_NOUNS | frozenset(
+    """angle position level height altitude speed heading distance pitch tilt setting settings
+    mode bearing temperature length""".split())
+# The quantities no order sets by naming them: "gimbal angle pls" asks, "GUIDED mode", "hold
+# position", "gain some altitude" order
+_READ_ONLY = _STATUS_NOUNS | frozenset("angle pitch tilt length temperature distance".split())
+# Words that say a question goes on into a state ("is it disarmed and safe to approach")
+_STATE_OPENERS = frozenset("safe ready ok okay clear done finished able fine good still".split())
+# A statement beside a question: "the red light is on, so is it filming?" (context, no order)
+_STATEMENT = re.compile(
+    r"^(?:(?:it\s+)?(?:looks|seems|appears|sounds)\s+(?:like|as\s+if|that)\b|"
+    r"(?:the|my|our|its|this|that)\s+(?:[\w-]+\s+){0,3}?(?:is|are|was|were|looks|seems)\b)")
+# "keep locked", "leave attached", "get armed": an order with a participle after its verb
+_KEEPS_A_STATE = frozenset("keep leave get have make put set".split())
+_PARTICLES = frozenset("in back away fully all the way".split())
+# "-ed" words that are not a participle ("speed", "red")
+_NOT_PARTICIPLES = frozenset(
+    "speed need feed proceed exceed seed bleed red shed bed embed".split())
 
 
 @dataclass(frozen=True)
@@ -192,6 +226,16 @@ class Mood:
 def _strip(text: str) -> str:
     text = normalise(text).lower().strip(' "\'()[]')
     return _FILLER.sub('', text).strip()
+
+
+def _participle(words: Sequence[str]) -> bool:
+    """A name and what was done to it: "winch reeled in", "switch fired", "camera tilted down".
+
+    Not "record filtered video" (a noun after the participle) nor "keep locked" (an order).
+    """
+    return len(words) >= 2 and words[0] not in _KEEPS_A_STATE and len(words[1]) > 3 \
+        and words[1].endswith('ed') and words[1] not in _NOT_PARTICIPLES \
+        and set(words[2:]) <= _STATE_WORDS | _PARTICLES
 
 
 def clause_mood(text: str, asked: bool = False, initial: bool = True) -> Mood:
@@ -250,6 +294,25 @@ def clause_mood(text: str, asked: bool = False, initial: bool = True) -> Mood:
     if initial and len(words) <= 5 and words[-1:] == ['yet'] and first not in _ORDER_VERBS \
             and not _NEGATION_FIRST.match(t):
         return Mood(QUESTION, "a state asked with 'yet' ('disarmed yet')")
+    said = _WORD.findall(re.sub(r"\s+(?:please|pls|plz)$", '',
+                                _TRAILING_TIME.sub('', t)).strip())
+    if not said or _NEGATION_FIRST.match(t):
+        return Mood(OTHER)
+    if _REPORT.match(t) and len(said) <= 8 and (said[0] == 'report' or said[-1] in _MEASURES):
+        return Mood(QUESTION, f"a request for a report ('{' '.join(said[:2])} ...')")
+    if 2 <= len(said) <= 6 and said[-1] in _STATUS_NOUNS and first not in _SETS_A_STATE:
+        return Mood(QUESTION, f"a status asked for ('... {said[-1]}')")
+    if 2 <= len(said) <= 4 and said[-1] in _READ_ONLY and first not in _ORDER_VERBS:
+        # "gimbal angle pls", "camera tilt": a name and a quantity of it, no verb
+        return Mood(QUESTION, f"a quantity asked for ('... {said[-1]}')")
+    if asked and 2 <= len(said) <= 4 and first in _ORDER_VERBS and _participle(said):
+        # "winch reeled in?", "camera tilted down?": a name and what was done to it, asked
+        # ("record filtered video?" orders: a noun follows the participle)
+        return Mood(QUESTION, f"a state asked in a few words ('... {said[1]} ...?')")
+    pair = re.search(r"\b([a-z]+)\s+or\s+([a-z]+)\b", ' '.join(said))
+    if pair and len(said) <= 6 and first not in _SETS_A_STATE \
+            and pair.group(1) in _STATE_WORDS and pair.group(2) in _STATE_WORDS | {'not'}:
+        return Mood(QUESTION, f"a question which of two states ('{pair.group(0)}')")
     return Mood(OTHER)
 
 
@@ -302,9 +365,23 @@ def clause_moods(text: str, clauses: Sequence[Clause] | None = None) -> list[Cla
         asked = bool(re.match(r"[\s\"')\]]*\?", after))
         if c.role == 'condition':
             mood = Mood(OTHER)
-            if c.marker.lower() == 'when' and asked and re.match(
+            head = _WORD.findall(c.text.lower())[:1]
+            if out and out[-1].clause.role == 'action' \
+                    and _BARE_INFO.match(_strip(out[-1].written)) \
+                    and c.marker.lower() in ('if', 'whether', 'when', 'once'):
+                # "check if the winch is up", "let me know whether we're recording": the
+                # condition after a bare verb of information is what the question asks
+                out[-1] = replace(out[-1], mood=Mood(QUESTION, 'an indirect question'))
+                mood = Mood(QUESTION,
+                            f"an indirect question ('{out[-1].clause.text} {c.marker}')")
+            elif c.marker.lower() == 'when' and asked and re.match(
                     rf"^(?:{_AUX}|{_AUX_PERSON}|will|would|can|should)\s", c.text.lower()):
                 mood = Mood(QUESTION, "a wh-question ('when')")
+            elif out and out[-1].mood.kind == QUESTION and not initial and head \
+                    and head[0] not in _ORDER_VERBS \
+                    and c.marker.lower() in ('until', 'till', 'before', 'since'):
+                # "how long until it gets home": the time the question asks about
+                mood = Mood(QUESTION, f"the question goes on ('{c.marker.lower()} ...')")
         else:
             mood = clause_mood(written, asked, initial)
             words = _WORD.findall(_strip(written))
@@ -314,31 +391,35 @@ def clause_moods(text: str, clauses: Sequence[Clause] | None = None) -> list[Cla
                 # "is the light on and the winch up?", "how far to the next waypoint?"
                 mood = Mood(QUESTION, 'the question goes on')
             elif mood.kind == OTHER and not initial and out and out[-1].mood.kind == QUESTION \
+                    and 2 <= len(words) <= 4 and (
+                        words[0] not in _ORDER_VERBS
+                        and (words[-1] in _STATE_WORDS or words[0] in _STATE_OPENERS)
+                        or _participle(words)):
+                # "is it safe, motors disarmed": a state named after the question, no order
+                # verb; "can't tell if the kill | switch fired": a name and what it did
+                mood = Mood(QUESTION, 'the question goes on')
+            elif mood.kind == OTHER and not initial and out and out[-1].mood.kind == QUESTION \
                     and c.marker.lower() in ('after', 'before', 'since', 'during', 'until',
                                              'while'):
                 # "is it climbing out after takeoff": the time the question asks about
                 mood = Mood(QUESTION, f"the question goes on ('{c.marker.lower()} ...')")
             elif asked and out and out[-1].mood.kind == OTHER and out[-1].clause.role == 'action' \
                     and _TAG.match(tag := ' '.join(_WORD.findall(written.lower()))):
-                head = _WORD.findall(_strip(out[-1].written))
-                if head and head[0] not in _ORDER_VERBS and not _NEGATION_FIRST.match(
-                        _strip(out[-1].written)):
+                prior = _strip(out[-1].written)
+                head = _WORD.findall(prior)
+                if head and head[0] not in _ORDER_VERBS and not _NEGATION_FIRST.match(prior):
                     # "the motors are stopped, right?": a statement with a question tag
                     said = f"a statement with a question tag ('{tag}?')"
                     out[-1] = replace(out[-1], mood=Mood(QUESTION, said))
                     mood = Mood(QUESTION, said)
         out.append(ClauseMood(c, mood, written))
         prev_end = end
-    # "check if the winch is up", "let me know whether we're recording": the condition after a
-    # bare verb of information is what the question asks
-    for k, cm in enumerate(out[:-1]):
-        nxt = out[k + 1]
-        if cm.clause.role == 'action' and _BARE_INFO.match(_strip(cm.written)) \
-                and nxt.clause.role == 'condition' \
-                and nxt.clause.marker.lower() in ('if', 'whether', 'when', 'once'):
-            out[k] = replace(cm, mood=Mood(QUESTION, 'an indirect question'))
-            said = f"an indirect question ('{cm.clause.text} {nxt.clause.marker}')"
-            out[k + 1] = replace(nxt, mood=Mood(QUESTION, said))
+    # "the red light is on, so is it filming?": a statement beside a question is its context
+    if any(cm.mood.kind == QUESTION for cm in out):
+        for k, cm in enumerate(out):
+            if cm.mood.kind == OTHER and cm.clause.role == 'action' \
+                    and _STATEMENT.match(_strip(cm.written)):
+                out[k] = replace(cm, mood=Mood(QUESTION, 'a statement beside a question'))
     return out
 
 
@@ -408,10 +489,16 @@ def _named_by_an_order(tool: str, moods: Sequence[ClauseMood], catalog: Catalog,
     own = {w for w in tool.split('_') if len(w) > 3 and w not in generic} | {
         k.lower() for k in spec.keywords}
     for k, cm in enumerate(moods):
-        if cm.mood.kind == QUESTION or cm.clause.role != 'action' or cm.clause.negated \
+        said = ' '.join(_WORD.findall(cm.written.lower()))
+        # "are we recording? if not start the video": the splitter reads "if not" without its
+        # comma as a condition, "not start the video"; what follows "not" / "so" is the order
+        unsaid = re.match(r"(?:not|so)\s+(\w+)\b", said)
+        if cm.clause.role == 'condition' and cm.clause.marker.lower() == 'if' and unsaid \
+                and unsaid.group(1) in _ORDER_VERBS:
+            said = said[unsaid.start(1):]
+        elif cm.mood.kind == QUESTION or cm.clause.role != 'action' or cm.clause.negated \
                 or cm.clause.steering:
             continue
-        said = ' '.join(_WORD.findall(cm.written.lower()))
         if any(re.search(rf"\b{re.escape(w)}\b", said) for w in own):
             return True
         words = said.split()
@@ -436,7 +523,9 @@ def answer_questions(decision: Decision, text: str, catalog: Catalog) -> Answere
     if not actuators:
         return Answered(decision)
     moods = clause_moods(text)
-    counting = [cm for cm in moods if not cm.clause.steering and not cm.clause.negated]
+    # a negated clause counts when it asks ("not sure whether people heard the speaker")
+    counting = [cm for cm in moods if not cm.clause.steering
+                and (not cm.clause.negated or cm.mood.kind == QUESTION)]
     if not any(cm.mood.kind == QUESTION for cm in counting):
         return Answered(decision)
     # no clause orders anything: every actuator was chosen from a question
