@@ -117,6 +117,7 @@ def test_orders_near_those_shapes_stay_orders(text):
                                   'status of the winch please', 'gimbal angle pls',
                                   'i need the winch line length'])
 def test_what_the_operator_cannot_tell_asks(text):
+    """Uncertainty, an update asked for, a status or a quantity named: each a question."""
     assert QUESTION in [m.mood.kind for m in clause_moods(text)]
     assert OTHER not in [m.mood.kind for m in clause_moods(text) if m.clause.role == 'action']
 
@@ -125,6 +126,16 @@ def test_what_the_operator_cannot_tell_asks(text):
                                   'set gimbal angle', 'i need the drone to land'])
 def test_orders_near_the_unsure_shapes_stay_orders(text):
     assert QUESTION not in [m.mood.kind for m in clause_moods(text)]
+
+
+@pytest.mark.parametrize('text', ['at what time did the drone lift off', 'from which side is it',
+                                  'for how long has it hovered'])
+def test_a_wh_word_after_its_preposition_asks(text):
+    assert [m.mood.kind for m in clause_moods(text)] == [QUESTION]
+
+
+def test_a_preposition_before_an_order_is_no_question():
+    assert QUESTION not in [m.mood.kind for m in clause_moods('at the gate, land')]
 
 
 def test_a_statement_beside_a_question_is_its_context(catalog):

@@ -265,7 +265,10 @@ def clause_mood(text: str, asked: bool = False, initial: bool = True) -> Mood:
         return Mood(ORDER, 'a polite order phrased as a question')
     if _HOWTO.match(t):
         return Mood(QUESTION, 'a how-to question (advice)', howto=True)
-    m = re.match(rf"^(?P<wh>{_WH})\b", t)
+    # "at what time did it lift off", "from which side": a wh-word after its preposition
+    m = re.match(rf"^(?P<wh>{_WH})\b", t) or re.match(
+        r"^(?:at|in|on|from|to|by|for|since|until|till|with|after|before)\s+"
+        r"(?P<wh>what|which|whose|how\s+(?:long|much|many|far|high|fast))\b", t)
     if m:
         return Mood(QUESTION, f"a wh-question ('{m.group('wh')}')")
     m = re.match(rf"^(?P<aux>{_AUX})\s+\S", t) or re.match(
