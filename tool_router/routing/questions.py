@@ -11,7 +11,9 @@ So every policy's answer passes through :func:`answer_questions` in the router
    :func:`tool_router.common.clauses.split_clauses`, with the words the splitter strips from
    their front, "can you", "could you", put back): a **question** (a wh-question, "is / are /
    has / did the ...", "how much / far / high ...", an indirect one, "tell me whether ...",
-   "check if ...", or a clause that ends in "?" and opens with no order verb), an **order**
+   "check if ...", "not sure if ...", a clause that ends in "?" and opens with no order verb,
+   or one with no question's words that still asks: "winch status", "report gimbal angle",
+   "armed or disarmed"; docs/CONVENTIONS.md lists every shape), an **order**
    ("can you land now?", "could you take a photo?", "would you return home please", "how about
    landing", "why don't you ...") or neither (a plain order or a statement). Pure: text in,
    moods out, no model.
