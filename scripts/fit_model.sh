@@ -30,3 +30,5 @@ fine_tune 1 & a=$!; fine_tune 2 & b=$!; wait $a; wait $b
 fine_tune 3
 tool-router fit lcr --dataset "$DATASET" --force \
   --cross-fit $(for k in $(seq 0 $((FOLDS - 1))); do echo "$WORK/fold$k.safetensors"; done)
+# the question probe reads the new encoder's request vectors (routing/question_probe.py)
+tool-router fit questions --dataset "$DATASET" --force

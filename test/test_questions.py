@@ -98,7 +98,8 @@ def test_a_time_the_question_asks_about_is_part_of_it():
                                   'report gimbal angle', 'give me the landing state',
                                   'tell me the winch position', 'winch reeled in?',
                                   'camera tilted all the way down?', 'armed or disarmed right now',
-                                  'lamp on or off'])
+                                  'lamp on or off', 'rtl engaged or nah',
+                                  'spotlight working yes or no', 'gimbal down or still level'])
 def test_a_status_asked_for_without_a_question_word_asks(text):
     """A status as a noun phrase, an order to report, a participle, two states to choose from."""
     assert [m.mood.kind for m in clause_moods(text)] == [QUESTION]
@@ -107,7 +108,8 @@ def test_a_status_asked_for_without_a_question_word_asks(text):
 @pytest.mark.parametrize('text', ['hold position', 'set the gimbal angle to 30 degrees',
                                   'give me a photo', 'report to the gate', "don't report status",
                                   'turn the light on or off', 'record filtered video?',
-                                  'winch up or down by 2 m', 'land at the red marker?'])
+                                  'winch up or down by 2 m', 'land at the red marker?',
+                                  'land or hover', 'turn it on or not'])
 def test_orders_near_those_shapes_stay_orders(text):
     assert QUESTION not in [m.mood.kind for m in clause_moods(text)]
 
@@ -132,6 +134,22 @@ def test_orders_near_the_unsure_shapes_stay_orders(text):
                                   'for how long has it hovered'])
 def test_a_wh_word_after_its_preposition_asks(text):
     assert [m.mood.kind for m in clause_moods(text)] == [QUESTION]
+
+
+def test_when_with_an_auxiliary_opening_the_request_asks_without_its_question_mark():
+    assert [m.mood.kind for m in clause_moods('when did we take off')] == [QUESTION]
+    assert [m.mood.kind for m in clause_moods('when the battery is low, land')] == [OTHER, OTHER]
+
+
+@pytest.mark.parametrize('text', ['whether rtl engaged', 'any indication it returned home',
+                                  'the boss wants to know whether it took off',
+                                  'the pilot asks if the gimbal got pointed down'])
+def test_whether_a_sign_or_someone_elses_question_asks(text):
+    assert [m.mood.kind for m in clause_moods(text)][0] == QUESTION
+
+
+def test_someone_elses_order_stays_an_order():
+    assert QUESTION not in [m.mood.kind for m in clause_moods('the client wants you to land')]
 
 
 def test_a_preposition_before_an_order_is_no_question():

@@ -1,4 +1,4 @@
-"""``tool-router fit lcr | encoder | gate | cdb``: the fitting commands, on development data."""
+"""``tool-router fit lcr | encoder | gate | questions | cdb``: the fitting commands (dev data)."""
 
 from __future__ import annotations
 
@@ -14,23 +14,28 @@ def _log(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def cmd_fit_lcr(args: argparse.Namespace) -> int:
-    """Fit the lcr scorer; --out or --force decides where the model goes."""
+def _out(args: argparse.Namespace, shipped: str, then: str) -> Path:
+    """Where a fit writes: --out FILE, or with --force the installed config/``shipped``.
+
+    Neither given is an error: replacing a shipped file is a decision, never a default.
+    """
     from tool_router.common.errors import ConfigError
-    from tool_router.evaluation.fitting.lcr import fit
     from tool_router.common.paths import config_path
-    from tool_router.routing.router import Router
 
     if args.out:
-        out = Path(args.out)
-    elif args.force:
-        out = config_path('lcr_model.json')
-    else:
-        raise ConfigError(
-            'no --out given',
-            hint=f'write the model with --out FILE (then --set lcr.model_path=FILE), or give '
-            f'--force to replace the installed {config_path("lcr_model.json")}',
-        )
+        return Path(args.out)
+    if args.force:
+        return config_path(shipped)
+    raise ConfigError('no --out given', hint=f'write it with --out FILE ({then}), or give '
+                      f'--force to replace the installed {config_path(shipped)}')
+
+
+def cmd_fit_lcr(args: argparse.Namespace) -> int:
+    """Fit the lcr scorer; --out or --force decides where the model goes."""
+    from tool_router.evaluation.fitting.lcr import fit
+    from tool_router.routing.router import Router
+
+    out = _out(args, 'lcr_model.json', 'then --set lcr.model_path=FILE')
     # cdbv3 as the default policy: the scorer being fitted may not exist yet.
     router = Router(config_from_args(args, policy='cdbv3'))
     fit(Path(args.dataset), router, out, log=_log, augment_per_request=args.augment,
@@ -45,18 +50,8 @@ def cmd_fit_encoder(args: argparse.Namespace) -> int:
     from tool_router.routing.embeddings import PATCH_FILE
     from tool_router.common.errors import ConfigError
     from tool_router.evaluation.fitting.encoder import fit
-    from tool_router.common.paths import config_path
 
-    if args.out:
-        out = Path(args.out)
-    elif args.force:
-        out = config_path(PATCH_FILE)
-    else:
-        raise ConfigError(
-            'no --out given',
-            hint=f'write the patch with --out FILE, or give --force to replace the installed '
-            f'{config_path(PATCH_FILE)} (then refit lcr on top: `tool-router fit lcr`)',
-        )
+    out = _out(args, PATCH_FILE, 'then refit lcr on top: `tool-router fit lcr`')
     config = config_from_args(args, policy='cdbv3')
     fold = None
     if args.fold is not None:
@@ -81,6 +76,33 @@ def cmd_fit_gate(args: argparse.Namespace) -> int:
         {'policy': name, 'n': len(rows), 'target_rate': args.target_rate,
          **fit_gate(rows, args.target_rate)}
     )
+    return 0
+
+
+def cmd_fit_questions(args: argparse.Namespace) -> int:
+    """Fit the question probe on lcr's request vectors; --out or --force decides where."""
+    import numpy as np
+
+    from tool_router.evaluation.fitting.lcr import progress_bar
+    from tool_router.evaluation.fitting.questions import fit_probe, probe_rows
+    from tool_router.routing.questions import QUESTION, ORDER, clause_moods
+    from tool_router.routing.router import Router
+
+    out = _out(args, 'question_probe.json', 'then --set question_probe=FILE')
+    router = Router(config_from_args(args, policy='lcr', question_probe='off'))
+    rows = probe_rows(Path(args.dataset), Path(args.questions), router.catalog)
+    lcr = router.policy('lcr')
+    vectors = np.array([lcr.route(row.request, 8).request_vector
+                        for row in progress_bar(rows, 'embedding')])
+
+    def missed(row: object) -> bool:  # the rules read no clause as a question or an order
+        moods = {cm.mood.kind for cm in clause_moods(getattr(row, 'request'))}
+        return QUESTION not in moods and ORDER not in moods
+
+    probe = fit_probe(rows, vectors, getattr(router.encoder, 'weights_id', ''), missed, _log)
+    probe.save(out)
+    _log(f'wrote {out}')
+    router.close()
     return 0
 
 
@@ -151,6 +173,19 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument('--policy', default='', help='local policy (default: the configured one)')
     add_config_args(p)
     p.set_defaults(handler=cmd_fit_gate)
+
+    p = fsub.add_parser('questions', help="fit the question probe on lcr's request vectors "
+                        '(routing/question_probe.py)')
+    p.add_argument('--dataset', default='benchmarks/data/v2/dev.jsonl',
+                   help='annotated JSONL (the dev split)')
+    p.add_argument('--questions', default='benchmarks/data/questions/dev_questions.jsonl',
+                   help='the dev question file (state_question / polite_order rows)')
+    out = p.add_mutually_exclusive_group()
+    out.add_argument('--out', help='file to write')
+    out.add_argument('--force', action='store_true',
+                     help='replace the installed config/question_probe.json')
+    add_config_args(p)
+    p.set_defaults(handler=cmd_fit_questions)
 
     p = fsub.add_parser('cdb', help='grid-search the CDB constants (prints the best three)')
     p.add_argument('--dataset', required=True, help='annotated JSONL (the dev split)')

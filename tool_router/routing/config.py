@@ -147,6 +147,14 @@ class BaseRouterConfig(BaseModel):
         'dropped, for every policy (routing/questions.py; docs/CONVENTIONS.md). false = as '
         'the policy answered (for measuring).',
     )
+    question_probe: str = Field(
+        '',
+        description='The question probe (routing/question_probe.py: a second opinion on '
+        'requests the question rules read as neither question nor polite order, from the '
+        "request's sentence vector; lcr only). '' = the shipped config/question_probe.json "
+        "(none when missing), 'off' = the rules alone, else a file written by "
+        '`tool-router fit questions`. Off under an encoder it was not fitted on.',
+    )
     diagnostics_period_s: float = Field(
         2.0,
         ge=0.1,
@@ -207,7 +215,7 @@ ROUTER_WRITABLE = frozenset({'diagnostics_period_s'})
 ROUTER_FIXED = frozenset({
     # what is routed, and how
     'policy', 'max_tools', 'max_text_length', 'catalog', 'model', 'device', 'encoder',
-    'exact_max_records', 'shortlist', 'places_file', 'state_questions',
+    'exact_max_records', 'shortlist', 'places_file', 'state_questions', 'question_probe',
     # where the index lives (another index routes differently)
     'chroma_path', 'chroma_ephemeral', 'chroma_url', 'chroma_prefix',
     # capacity and admission (busy answers), process priority and threads

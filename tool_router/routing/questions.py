@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Sequence
+from typing import Callable, Sequence
 
 from tool_router.common.catalog import Catalog, Kind
 from tool_router.common.clauses import ACTION_VERBS, Clause, normalise, split_clauses
@@ -96,6 +96,9 @@ NO_CUES = frozenset({'arm_motors', 'disarm_motors', 'gimbal_control', 'video_rec
 
 QUESTION, ORDER, OTHER = 'question', 'order', 'other'
 
+# Actuators the question probe never drops: only the rules' reading of the words does.
+PROBE_KEEPS = frozenset({'emergency_stop'})
+
 _WH = (r"(?:what|what's|whats|wat|wats|wht|waht|where|where's|wheres|which|how|how's|hows|howz|"
        r"who|who's|whose|why|whats)")
 _AUX = r"(?:is|isn't|are|aren't|was|wasn't|were|weren't|has|hasn't|had|hadn't|am|iz|r|ain't)"
@@ -154,7 +157,11 @@ _INDIRECT = re.compile(
     # what the operator cannot tell: "not sure if ...", "no idea whether ...", "can't tell if"
     rf"{_UNSURE}\s+(?:if|whether|what|how|where|which|when)\b|"
     # "any update on the landing", "status of the winch"
-    r"(?:any\s+)?(?:update|updates|news|word|status)\s+(?:on|about|of|regarding)\b)"
+    r"(?:any\s+)?(?:update|updates|news|word|status)\s+(?:on|about|of|regarding)\b|"
+    # "whether rtl engaged, need to know", "any sign it has landed", someone else asking
+    r"whether\b|any\s+(?:sign|signs|indication|confirmation)\b|"
+    r"(?:the\s+|my\s+|our\s+)?[a-z]+\s+(?:wants|needs|would\s+like|asks|is\s+asking)\s+"
+    r"(?:to\s+know\s+)?(?:if|whether|what|how|where|when)\b)"
 )
 # A bare verb of information whose object is the condition clause after it ("check if the winch
 # is up", "let me know whether we're recording"): the two together are one indirect question.
@@ -162,7 +169,8 @@ _BARE_INFO = re.compile(
     rf"^(?:(?:please\s+)?(?:{_MODAL}\s+(?:you|u|ya)\s+(?:please\s+)?)?"
     rf"(?:tell\s+me|let\s+me\s+know|lemme\s+know|check|confirm|verify|see|find\s+out|"
     rf"double[- ]?check|report|i\s+wonder|i'm\s+wondering|wondering|do\s+you\s+know|"
-    rf"{_UNSURE}))$"
+    rf"{_UNSURE}|(?:the\s+|my\s+|our\s+)?[a-z]+\s+(?:asks|is\s+asking|wants\s+to\s+know|"
+    rf"needs\s+to\s+know)))$"
 )
 _ORDER_VERBS = frozenset(ACTION_VERBS) | frozenset(
     """arm rise ascend lift launch move rotate yaw spin face point tilt pan aim zoom circle
@@ -208,6 +216,8 @@ _STATE_OPENERS = frozenset("safe ready ok okay clear done finished able fine goo
 _STATEMENT = re.compile(
     r"^(?:(?:it\s+)?(?:looks|seems|appears|sounds)\s+(?:like|as\s+if|that)\b|"
     r"(?:the|my|our|its|this|that)\s+(?:[\w-]+\s+){0,3}?(?:is|are|was|were|looks|seems)\b)")
+# what may stand for the other state after "or": "on or not", "engaged or nah", "on or what"
+_OR_ELSE = frozenset("not what nah no nope pending level".split())
 # "keep locked", "leave attached", "get armed": an order with a participle after its verb
 _KEEPS_A_STATE = frozenset("keep leave get have make put set".split())
 _PARTICLES = frozenset("in back away fully all the way".split())
@@ -314,9 +324,11 @@ def clause_mood(text: str, asked: bool = False, initial: bool = True) -> Mood:
         # "winch reeled in?", "camera tilted down?": a name and what was done to it, asked
         # ("record filtered video?" orders: a noun follows the participle)
         return Mood(QUESTION, f"a state asked in a few words ('... {said[1]} ...?')")
-    pair = re.search(r"\b([a-z]+)\s+or\s+([a-z]+)\b", ' '.join(said))
-    if pair and len(said) <= 6 and first not in _SETS_A_STATE \
-            and pair.group(1) in _STATE_WORDS and pair.group(2) in _STATE_WORDS | {'not'}:
+    pair = re.search(r"\b([a-z]+)\s+or\s+(?:still\s+)?([a-z]+)\b", ' '.join(said))
+    if pair and len(said) <= 6 and first not in _SETS_A_STATE and (
+            pair.group(1) in _STATE_WORDS and pair.group(2) in _STATE_WORDS | _OR_ELSE
+            or pair.group(0) == 'yes or no'):
+        # "armed or disarmed right now", "rtl engaged or nah", "spotlight working yes or no"
         return Mood(QUESTION, f"a question which of two states ('{pair.group(0)}')")
     return Mood(OTHER)
 
@@ -379,8 +391,11 @@ def clause_moods(text: str, clauses: Sequence[Clause] | None = None) -> list[Cla
                 out[-1] = replace(out[-1], mood=Mood(QUESTION, 'an indirect question'))
                 mood = Mood(QUESTION,
                             f"an indirect question ('{out[-1].clause.text} {c.marker}')")
-            elif c.marker.lower() == 'when' and asked and re.match(
-                    rf"^(?:{_AUX}|{_AUX_PERSON}|will|would|can|should)\s", c.text.lower()):
+            elif c.marker.lower() == 'when' and (asked or not out) and re.match(
+                    rf"^(?:{_AUX}|{_AUX_PERSON}|{_AUX_DO}|did|will|would|can|should)\s",
+                    c.text.lower()):
+                # "when will we land?", and opening the request without its "?": "when did
+                # we take off"
                 mood = Mood(QUESTION, "a wh-question ('when')")
             elif out and out[-1].mood.kind == QUESTION and not initial and head \
                     and head[0] not in _ORDER_VERBS \
@@ -521,8 +536,16 @@ class Answered:
     drops: list[QuestionDrop] = field(default_factory=list)
 
 
-def answer_questions(decision: Decision, text: str, catalog: Catalog) -> Answered:
-    """Drop actuators chosen from question clauses; the sensor that reads the state answers."""
+def answer_questions(decision: Decision, text: str, catalog: Catalog,
+                     probe: Callable[[], float] | None = None,
+                     probe_threshold: float = 1.0) -> Answered:
+    """Drop actuators chosen from question clauses; the sensor that reads the state answers.
+
+    ``probe`` (the question probe, :mod:`tool_router.routing.question_probe`) gives the
+    probability that the whole request asks about a state; it is called only when the rules
+    read no clause as a question and none as a polite order, and at ``probe_threshold`` or
+    above every clause is read as a question.
+    """
     actuators = [t for t in decision.tools
                  if t in catalog and catalog.by_name[t].kind is Kind.ACTUATOR]
     if not actuators:
@@ -532,7 +555,20 @@ def answer_questions(decision: Decision, text: str, catalog: Catalog) -> Answere
     counting = [cm for cm in moods if not cm.clause.steering
                 and (not cm.clause.negated or cm.mood.kind == QUESTION)]
     if not any(cm.mood.kind == QUESTION for cm in counting):
-        return Answered(decision)
+        if probe is None or any(cm.mood.kind == ORDER for cm in moods):
+            return Answered(decision)
+        p = probe()
+        if p < probe_threshold:
+            return Answered(decision)
+        said = (f'the request reads as a question about a state (question probe '
+                f'{p:.3f} >= {probe_threshold:.3f})')
+        moods = [cm if cm.clause.steering or cm.clause.negated
+                 else replace(cm, mood=Mood(QUESTION, said)) for cm in moods]
+        counting = [cm for cm in moods if not cm.clause.steering and not cm.clause.negated]
+        # an emergency stop is never dropped on the probe's word alone
+        actuators = [t for t in actuators if t not in PROBE_KEEPS]
+        if not counting or not actuators:
+            return Answered(decision)
     # no clause orders anything: every actuator was chosen from a question
     only_questions = not any(cm.clause.role == 'action' and cm.mood.kind != QUESTION
                              for cm in counting)

@@ -17,6 +17,7 @@ import logging
 import threading
 import time
 import uuid
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,8 @@ from tool_router.routing.index import CatalogIndex, open_client
 from tool_router.common.paths import ros_home
 from tool_router.routing.policies.base import Decision, Policy, claim_clauses, request_clock
 from tool_router.routing.policies.registry import PolicyContext, Registry
+from tool_router.common.paths import config_path
+from tool_router.routing.question_probe import QuestionProbe, load_probe
 from tool_router.routing.questions import answer_questions
 from tool_router.routing.safety import Screen, visible
 from tool_router.routing.validate import validate_selection
@@ -208,6 +211,8 @@ class Router:
         self.index = index
         self.encoder = index.encoder
         self.screen = Screen(self.catalog.names)  # safety: injection-only text counts for nothing
+        self._probes: dict[str, QuestionProbe | None] = {}
+        self._question_probe(config)  # a named probe file that cannot be read fails here
         self.policy(config.policy)  # build the default policy now, not on the first request
         if config.blas_threads:
             # After the model is loaded, so that its BLAS libraries are covered too.
@@ -292,6 +297,7 @@ class Router:
         if type(config).registry is not self.registry:
             raise ConfigError('the new configuration was built for another policy registry')
         check_config(config, self.catalog)
+        self._question_probe(config)
         new = _Generation(config, self._gen.shared)
         try:
             self._policy(new, config.policy)
@@ -308,6 +314,29 @@ class Router:
             idle = old.users == 0
         if idle:
             old.close()
+
+    def _question_probe(self, config: BaseRouterConfig) -> QuestionProbe | None:
+        """The question probe of ``config`` (None: off, or fitted on another encoder).
+
+        Loaded once per file; a file named in the configuration that cannot be read is a
+        ConfigError, the shipped one missing means no probe.
+        """
+        key = config.question_probe
+        with self._lock:
+            if key in self._probes:
+                return self._probes[key]
+        probe: QuestionProbe | None = None
+        path = Path(key) if key and key != 'off' else config_path('question_probe.json')
+        if key != 'off' and (key or path.exists()):
+            probe = load_probe(path)
+            if not probe.reads(self.encoder):
+                log.warning('question probe %s was fitted on encoder %s, not on %s: off (the '
+                            'question rules decide alone)', path, probe.weights_id,
+                            getattr(self.encoder, 'weights_id', self.encoder.model_id))
+                probe = None
+        with self._lock:
+            self._probes[key] = probe
+        return probe
 
     def reconfigure(self, config: BaseRouterConfig) -> None:
         """Use new policy constants from the next request on (:meth:`prepare`, :meth:`commit`).
@@ -401,7 +430,11 @@ class Router:
         if config.state_questions and not screened.empty:
             # a clause that asks about a state is answered by a sensor, never an actuator,
             # whatever the policy (routing/questions.py; ANNOTATION.md)
-            answered = answer_questions(decision, screened.text, self.catalog)
+            probe, vector = self._question_probe(config), decision.request_vector
+            ask = None if probe is None or vector is None else (
+                lambda: probe.probability(vector))  # type: ignore[union-attr]
+            answered = answer_questions(decision, screened.text, self.catalog, ask,
+                                        probe.threshold if probe is not None else 1.0)
             decision, drops = answered.decision, answered.drops
         checked = validate_selection(decision.tools, decision.scores, self.catalog, bound)
         # every served tool in a clause, with its condition, whatever the policy (gated actions

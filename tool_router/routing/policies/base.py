@@ -73,6 +73,8 @@ class Decision:
     llm: LLMFacts | None = None  # the LLM call behind this answer, if any
     hybrid: HybridFacts | None = None  # the hybrid gate's facts, if any
     in_scope: float | None = None  # a scope model's probability that the request is in scope
+    # the request's sentence vector where the policy made one (lcr): the question probe reads it
+    request_vector: Any = field(default=None, compare=False, repr=False)
 
     def capped(self, max_tools: int) -> 'Decision':
         """This decision as the router will serve it: at most ``max_tools`` tools."""

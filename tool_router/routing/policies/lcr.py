@@ -219,6 +219,7 @@ class Features:
     excluded: np.ndarray  # (clauses,) bool: negated or steering clauses count for nothing
     best_clause: np.ndarray  # (tools,) the clause that asks for each tool (home_clauses)
     kw_hits: list[list[str]]  # per tool: its keywords found in counting clauses
+    request_vector: np.ndarray | None = None  # the full text's unit vector (question probe)
 
 
 @dataclass
@@ -462,6 +463,7 @@ class FeatureExtractor:
             excluded=~pos,
             best_clause=home_clauses(clause_score, pos),
             kw_hits=kw_hits,
+            request_vector=s.vecs[0],
         )
 
     def _retrieval_features(
@@ -881,6 +883,7 @@ class LearnedClauseRouter:
             clause_index=clause_index,
             conditions={k: v for k, v in conditions.items() if v},
             in_scope=None if in_scope is None else round(in_scope, 4),
+            request_vector=feats.request_vector,
         )
 
     def _note(self, kept: list[int], top: float, in_scope: float | None) -> str:
