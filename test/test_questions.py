@@ -148,6 +148,22 @@ def test_whether_a_sign_or_someone_elses_question_asks(text):
     assert [m.mood.kind for m in clause_moods(text)][0] == QUESTION
 
 
+@pytest.mark.parametrize('text', ['we good on the winch', 'confirm you are airborne',
+                                  'confirm holding position', 'confirm package away',
+                                  'say gimbal position', 'eagle one, say your landing status',
+                                  'you holding or drifting', 'cable out or in',
+                                  'touchdown or not yet'])
+def test_radio_style_checks_ask(text):
+    assert QUESTION in [m.mood.kind for m in clause_moods(text)]
+
+
+@pytest.mark.parametrize('text', ['eagle one, land now', 'confirm and take off', 'confirm landing',
+                                  'say hello on the speaker', 'say again and then land',
+                                  'drone two, follow the red car'])
+def test_radio_style_orders_order(text):
+    assert QUESTION not in [m.mood.kind for m in clause_moods(text)]
+
+
 def test_someone_elses_order_stays_an_order():
     assert QUESTION not in [m.mood.kind for m in clause_moods('the client wants you to land')]
 

@@ -160,6 +160,10 @@ _INDIRECT = re.compile(
     r"(?:any\s+)?(?:update|updates|news|word|status)\s+(?:on|about|of|regarding)\b|"
     # "whether rtl engaged, need to know", "any sign it has landed", someone else asking
     r"whether\b|any\s+(?:sign|signs|indication|confirmation)\b|"
+    # radio style: "we good on the winch", "confirm you are airborne", "confirm holding position"
+    r"(?:are\s+)?we\s+(?:good|ok|okay|set|clear)\s+(?:on|with|for)\b|"
+    r"(?:confirm|verify)\s+(?:that\s+)?(?:(?:you|we|it|they|the\s+[\w-]+|[\w-]+)\s+"
+    r"(?:is|are|was|were|has|have|had|still|'re|'s)\b|you're\b|[a-z]+ing\s+\S)|"
     r"(?:the\s+|my\s+|our\s+)?[a-z]+\s+(?:wants|needs|would\s+like|asks|is\s+asking)\s+"
     r"(?:to\s+know\s+)?(?:if|whether|what|how|where|when)\b)"
 )
@@ -201,7 +205,7 @@ _NEGATION_FIRST = re.compile(r"^(?:don't|dont|do\s+not|not|never|no)\b")
 _STATUS_NOUNS = frozenset("status state progress readout reading readings".split())
 # An order to report: its object is what the operator wants to know ("report gimbal angle",
 # "give me the landing state", "tell me the winch position").
-_REPORT = re.compile(r"^(?:report(?!\s+(?:to|back|in)\b)|read\s+(?:out|back|me)|"
+_REPORT = re.compile(r"^(?:report(?!\s+(?:to|back|in)\b)|read\s+(?:out|back|me)|say|state|"
                      r"(?:tell|give|send|get|show)\s+(?:me|us)|update\s+(?:me|us)\s+on|"
                      r"i\s+(?:need|want|would\s+like|'d\s+like)\s+(?:to\s+know\s+)?(?:the|our|its))\b")
 _MEASURES = _STATUS_NOUNS | frozenset(
@@ -217,7 +221,13 @@ _STATEMENT = re.compile(
     r"^(?:(?:it\s+)?(?:looks|seems|appears|sounds)\s+(?:like|as\s+if|that)\b|"
     r"(?:the|my|our|its|this|that)\s+(?:[\w-]+\s+){0,3}?(?:is|are|was|were|looks|seems)\b)")
 # what may stand for the other state after "or": "on or not", "engaged or nah", "on or what"
-_OR_ELSE = frozenset("not what nah no nope pending level".split())
+_OR_ELSE = frozenset("not what nah no nope pending level in".split())
+# A call sign before the message ("eagle one, say altitude", "drone 2, ..."): what follows it
+# opens the sentence
+_CALL_SIGN = re.compile(
+    r"^(?!(?:step|part|phase|item|stage|number)\b)(?:[a-z]+\s+)?"
+    r"(?:one|two|three|four|five|six|seven|eight|nine|\d{1,3})$|"
+    r"^[a-z]+\s+to\s+(?:drone|uav|aircraft|quad|copter)$")
 # "keep locked", "leave attached", "get armed": an order with a participle after its verb
 _KEEPS_A_STATE = frozenset("keep leave get have make put set".split())
 _PARTICLES = frozenset("in back away fully all the way".split())
@@ -238,6 +248,11 @@ class Mood:
 def _strip(text: str) -> str:
     text = normalise(text).lower().strip(' "\'()[]')
     return _FILLER.sub('', text).strip()
+
+
+def _words(text: str) -> str:
+    """The words of ``text``, lower case, one space apart."""
+    return ' '.join(_WORD.findall(text.lower()))
 
 
 def _participle(words: Sequence[str]) -> bool:
@@ -315,6 +330,10 @@ def clause_mood(text: str, asked: bool = False, initial: bool = True) -> Mood:
         return Mood(OTHER)
     if _REPORT.match(t) and len(said) <= 8 and (said[0] == 'report' or said[-1] in _MEASURES):
         return Mood(QUESTION, f"a request for a report ('{' '.join(said[:2])} ...')")
+    if first in ('confirm', 'verify') and 2 <= len(said) <= 4 \
+            and said[-1] in _STATE_WORDS | {'away', 'gone', 'stowed'}:
+        # "confirm package away", "verify motors off": a state to be confirmed
+        return Mood(QUESTION, f"a state to confirm ('... {said[-1]}')")
     if 2 <= len(said) <= 6 and said[-1] in _STATUS_NOUNS and first not in _SETS_A_STATE:
         return Mood(QUESTION, f"a status asked for ('... {said[-1]}')")
     if 2 <= len(said) <= 4 and said[-1] in _READ_ONLY and first not in _ORDER_VERBS:
@@ -329,6 +348,11 @@ def clause_mood(text: str, asked: bool = False, initial: bool = True) -> Mood:
             pair.group(1) in _STATE_WORDS and pair.group(2) in _STATE_WORDS | _OR_ELSE
             or pair.group(0) == 'yes or no'):
         # "armed or disarmed right now", "rtl engaged or nah", "spotlight working yes or no"
+        return Mood(QUESTION, f"a question which of two states ('{pair.group(0)}')")
+    if pair and len(said) <= 6 and first not in _ORDER_VERBS and (
+            pair.group(1).endswith('ing') and pair.group(2).endswith('ing')
+            or re.search(r"\bor\s+not(?:\s+yet)?$|\bor\s+still\b", ' '.join(said))):
+        # "you holding or drifting", "touchdown or not yet", "homebound or still out there"
         return Mood(QUESTION, f"a question which of two states ('{pair.group(0)}')")
     return Mood(OTHER)
 
@@ -370,7 +394,8 @@ def clause_moods(text: str, clauses: Sequence[Clause] | None = None) -> list[Cla
             out.append(ClauseMood(c, clause_mood(c.text), c.text))
             continue
         between = lower[prev_end:start]
-        initial = not out or bool(re.search(r"[.?!;:\n]|\s[-–—]+\s", between))
+        initial = not out or bool(re.search(r"[.?!;:\n]|\s[-–—]+\s", between)) or (
+            len(out) == 1 and bool(_CALL_SIGN.match(_words(out[0].written))))
         # the words between the previous clause and this one, after its last sentence mark
         gap = re.split(r"[.?!;:\n]|,|\s[-–—]+\s", between)[-1]
         if c.role == 'condition' and c.marker:
@@ -434,6 +459,10 @@ def clause_moods(text: str, clauses: Sequence[Clause] | None = None) -> list[Cla
                     mood = Mood(QUESTION, said)
         out.append(ClauseMood(c, mood, written))
         prev_end = end
+    # "tower to drone: touchdown or not yet": the call sign is part of the question after it
+    if len(out) >= 2 and out[1].mood.kind == QUESTION and out[0].mood.kind == OTHER \
+            and _CALL_SIGN.match(_words(out[0].written)):
+        out[0] = replace(out[0], mood=Mood(QUESTION, 'the call sign of a question'))
     # "the red light is on, so is it filming?": a statement beside a question is its context
     if any(cm.mood.kind == QUESTION for cm in out):
         for k, cm in enumerate(out):
