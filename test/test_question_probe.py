@@ -191,3 +191,19 @@ def test_fit_questions_without_out_or_force_refuses_and_writes_nothing():
     assert done.returncode != 0
     assert 'no --out given' in done.stderr and '--force' in done.stderr
     assert (ROOT / 'config/question_probe.json').read_bytes() == before
+
+
+@pytest.mark.slow
+def test_the_latency_benchmark_runs_at_smoke_size(tmp_path):
+    """benchmarks/question_probe_latency.py: both columns, a ratio, no timing asserted."""
+    import subprocess
+    import sys
+
+    out = tmp_path / 'latency.json'
+    done = subprocess.run([sys.executable, 'benchmarks/question_probe_latency.py', '-n', '30',
+                           '--out', str(out)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    got = json.loads(out.read_text())
+    assert got['n'] == 30 and got['p50_ratio_on_off'] > 0
+    assert set(got['probe on']) == {'p50', 'p90', 'p99'} == set(got['probe off'])
