@@ -154,6 +154,7 @@ def test_the_fake_encoders_router_runs_without_the_probe(fake_router):
     """The shipped probe names the shipped encoder: under the fake one it is off."""
     assert fake_router._question_probe(fake_router.config) is None
     assert 'land' in fake_router.route('land now').tools
+    assert fake_router.health()['question_probe'].startswith('off (no probe file, or fitted')
 
 
 def test_a_named_probe_file_that_cannot_be_read_stops_the_router(fake_index, tmp_path):
@@ -171,6 +172,7 @@ def test_a_named_probe_file_that_cannot_be_read_stops_the_router(fake_index, tmp
 def test_the_shipped_probe_reads_the_shipped_encoder(router):
     probe = router._question_probe(router.config)
     assert probe is not None and 0.8 <= probe.threshold <= 1.0
+    assert router.health()['question_probe'] == f'on (threshold {probe.threshold:.2f})'
     assert probe.fit['cv_orders_read_as_questions'] == 0
     # a question no rule reads (its "is it lit" is a later clause without "?"), answered by
     # the sensor; plain orders still act

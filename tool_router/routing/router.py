@@ -17,8 +17,9 @@ import logging
 import threading
 import time
 import uuid
-from pathlib import Path
 from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 from tool_router.common.catalog import Catalog, load_catalog
@@ -28,10 +29,9 @@ from tool_router.routing.embeddings import BatchingEncoder, Encoder, SentenceTra
 from tool_router.common.errors import ConfigError, IndexStoreError, RequestError, ToolRouterError
 from tool_router.common.explanation import Explanation, QuestionDrop, SafetyReport
 from tool_router.routing.index import CatalogIndex, open_client
-from tool_router.common.paths import ros_home
+from tool_router.common.paths import config_path, ros_home
 from tool_router.routing.policies.base import Decision, Policy, claim_clauses, request_clock
 from tool_router.routing.policies.registry import PolicyContext, Registry
-from tool_router.common.paths import config_path
 from tool_router.routing.question_probe import QuestionProbe, load_probe
 from tool_router.routing.questions import answer_questions
 from tool_router.routing.safety import Screen, visible
@@ -338,6 +338,16 @@ class Router:
             self._probes[key] = probe
         return probe
 
+    def _probe_state(self) -> str:
+        """The question probe as /diagnostics says it: on with its threshold, or off and why."""
+        key = self.config.question_probe
+        probe = self._probes.get(key)
+        if probe is not None:
+            return f'on (threshold {probe.threshold:.2f})'
+        if key == 'off':
+            return 'off (question_probe: off)'
+        return 'off (no probe file, or fitted on another encoder)'
+
     def reconfigure(self, config: BaseRouterConfig) -> None:
         """Use new policy constants from the next request on (:meth:`prepare`, :meth:`commit`).
 
@@ -431,10 +441,11 @@ class Router:
             # a clause that asks about a state is answered by a sensor, never an actuator,
             # whatever the policy (routing/questions.py; ANNOTATION.md)
             probe, vector = self._question_probe(config), decision.request_vector
-            ask = None if probe is None or vector is None else (
-                lambda: probe.probability(vector))  # type: ignore[union-attr]
-            answered = answer_questions(decision, screened.text, self.catalog, ask,
-                                        probe.threshold if probe is not None else 1.0)
+            if probe is None or vector is None:
+                answered = answer_questions(decision, screened.text, self.catalog)
+            else:  # lcr's own vector: the probe's second opinion costs no forward pass
+                answered = answer_questions(decision, screened.text, self.catalog,
+                                            partial(probe.probability, vector), probe.threshold)
             decision, drops = answered.decision, answered.drops
         checked = validate_selection(decision.tools, decision.scores, self.catalog, bound)
         # every served tool in a clause, with its condition, whatever the policy (gated actions
@@ -465,6 +476,7 @@ class Router:
             'device': getattr(self.encoder, 'device', '?'),
             'catalog_size': str(len(self.catalog)),
             'default_policy': self.config.policy,
+            'question_probe': self._probe_state(),
             **{f'index_{k}': v for k, v in self.index.health().items()},
             **({'index_warning': self.index_warning} if self.index_warning else {}),
         }
