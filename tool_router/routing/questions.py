@@ -343,7 +343,8 @@ def clause_mood(text: str, asked: bool = False, initial: bool = True) -> Mood:
         # "winch reeled in?", "camera tilted down?": a name and what was done to it, asked
         # ("record filtered video?" orders: a noun follows the participle)
         return Mood(QUESTION, f"a state asked in a few words ('... {said[1]} ...?')")
-    pair = re.search(r"\b([a-z]+)\s+or\s+(?:still\s+)?([a-z]+)\b", ' '.join(said))
+    joined = ' '.join(said)
+    pair = re.search(r"\b([a-z]+)\s+or\s+(?:still\s+)?([a-z]+)\b", joined)
     if pair and len(said) <= 6 and first not in _SETS_A_STATE and (
             pair.group(1) in _STATE_WORDS and pair.group(2) in _STATE_WORDS | _OR_ELSE
             or pair.group(0) == 'yes or no'):
@@ -351,7 +352,7 @@ def clause_mood(text: str, asked: bool = False, initial: bool = True) -> Mood:
         return Mood(QUESTION, f"a question which of two states ('{pair.group(0)}')")
     if pair and len(said) <= 6 and first not in _ORDER_VERBS and (
             pair.group(1).endswith('ing') and pair.group(2).endswith('ing')
-            or re.search(r"\bor\s+not(?:\s+yet)?$|\bor\s+still\b", ' '.join(said))):
+            or re.search(r"\bor\s+not(?:\s+yet)?$|\bor\s+still\b", joined)):
         # "you holding or drifting", "touchdown or not yet", "homebound or still out there"
         return Mood(QUESTION, f"a question which of two states ('{pair.group(0)}')")
     return Mood(OTHER)
@@ -449,7 +450,7 @@ def clause_moods(text: str, clauses: Sequence[Clause] | None = None) -> list[Cla
                 # "is it climbing out after takeoff": the time the question asks about
                 mood = Mood(QUESTION, f"the question goes on ('{c.marker.lower()} ...')")
             elif asked and out and out[-1].mood.kind == OTHER and out[-1].clause.role == 'action' \
-                    and _TAG.match(tag := ' '.join(_WORD.findall(written.lower()))):
+                    and _TAG.match(tag := _words(written)):
                 prior = _strip(out[-1].written)
                 head = _WORD.findall(prior)
                 if head and head[0] not in _ORDER_VERBS and not _NEGATION_FIRST.match(prior):
@@ -538,7 +539,7 @@ def _named_by_an_order(tool: str, moods: Sequence[ClauseMood], catalog: Catalog,
     own = {w for w in tool.split('_') if len(w) > 3 and w not in generic} | {
         k.lower() for k in spec.keywords}
     for k, cm in enumerate(moods):
-        said = ' '.join(_WORD.findall(cm.written.lower()))
+        said = _words(cm.written)
         # "are we recording? if not start the video": the splitter reads "if not" without its
         # comma as a condition, "not start the video"; what follows "not" / "so" is the order
         unsaid = re.match(r"(?:not|so)\s+(\w+)\b", said)

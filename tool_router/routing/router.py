@@ -151,8 +151,10 @@ def check_request_id(request_id: Any) -> str:
 class _Generation:
     """One configuration and the policies built from it; retired, it is closed when idle."""
 
-    def __init__(self, config: BaseRouterConfig, shared: dict[str, Any]) -> None:
+    def __init__(self, config: BaseRouterConfig, shared: dict[str, Any],
+                 probe: QuestionProbe | None = None) -> None:
         self.config = config
+        self.probe = probe  # the question probe of this configuration (None: off)
         self.policies: dict[str, Policy] = {}
         self.shared = shared  # resources shared by policies (lcr's extractor), kept across
         self.users = 0
@@ -212,7 +214,8 @@ class Router:
         self.encoder = index.encoder
         self.screen = Screen(self.catalog.names)  # safety: injection-only text counts for nothing
         self._probes: dict[str, QuestionProbe | None] = {}
-        self._question_probe(config)  # a named probe file that cannot be read fails here
+        # a named probe file that cannot be read fails here
+        self._gen.probe = self._question_probe(config)
         self.policy(config.policy)  # build the default policy now, not on the first request
         if config.blas_threads:
             # After the model is loaded, so that its BLAS libraries are covered too.
@@ -297,8 +300,7 @@ class Router:
         if type(config).registry is not self.registry:
             raise ConfigError('the new configuration was built for another policy registry')
         check_config(config, self.catalog)
-        self._question_probe(config)
-        new = _Generation(config, self._gen.shared)
+        new = _Generation(config, self._gen.shared, self._question_probe(config))
         try:
             self._policy(new, config.policy)
         except Exception:
@@ -340,11 +342,10 @@ class Router:
 
     def _probe_state(self) -> str:
         """The question probe as /diagnostics says it: on with its threshold, or off and why."""
-        key = self.config.question_probe
-        probe = self._probes.get(key)
+        probe = self._gen.probe
         if probe is not None:
             return f'on (threshold {probe.threshold:.2f})'
-        if key == 'off':
+        if self.config.question_probe == 'off':
             return 'off (question_probe: off)'
         return 'off (no probe file, or fitted on another encoder)'
 
@@ -359,7 +360,7 @@ class Router:
         """Close the built policies (their HTTP clients); they are built again when used."""
         with self._lock:
             gen = self._gen
-            self._gen = _Generation(gen.config, gen.shared)
+            self._gen = _Generation(gen.config, gen.shared, gen.probe)
             gen.retired = True
             idle = gen.users == 0
         if idle:
@@ -440,7 +441,7 @@ class Router:
         if config.state_questions and not screened.empty:
             # a clause that asks about a state is answered by a sensor, never an actuator,
             # whatever the policy (routing/questions.py; ANNOTATION.md)
-            probe, vector = self._question_probe(config), decision.request_vector
+            probe, vector = gen.probe, decision.request_vector
             if probe is None or vector is None:
                 answered = answer_questions(decision, screened.text, self.catalog)
             else:  # lcr's own vector: the probe's second opinion costs no forward pass
