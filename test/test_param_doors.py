@@ -18,6 +18,7 @@ import pytest
 
 from tool_router.common.errors import ConfigError
 from tool_router.common.param_doors import RESTART, ROS_OWN, unknown_names, unknown_problem
+from tool_router.common.param_doors import flatten as _flat
 from tool_router.executor.config import (EXECUTOR_DOORS, EXECUTOR_FIXED, ExecutorConfig,
                                          load_executor_config, start_parameters)
 from tool_router.routing.config import ROUTER_FIXED, load_router_config, router_doors
@@ -30,16 +31,6 @@ ATTACKED = {
     'executor_node': ['mode', 'max_selection_age_s', 'watch_ttl_s', 'stop_on_failure',
                       'confirm_timeout_s', 'use_sim_time', 'bindings.land'],
 }
-
-
-def _flat(values: dict, prefix: str = '') -> list[str]:
-    out: list[str] = []
-    for key, value in values.items():
-        if isinstance(value, dict):
-            out += _flat(value, f'{prefix}{key}.')
-        else:
-            out.append(f'{prefix}{key}')
-    return out
 
 
 def router_names() -> list[str]:

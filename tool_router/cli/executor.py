@@ -305,8 +305,9 @@ def cmd_operator(args: argparse.Namespace) -> int:
             print('tool-router: operator add needs a NAME', file=sys.stderr)
             return 2
         op = auth.add_operator(path, args.name, args.role)
+        reader = 'router' if op.role == 'admin' else 'executor'  # an admin reconfigures routers
         print(f'added {op.name} ({op.role}), key {op.key_id} in '
-              f'{auth.key_path(path, op)} (mode 0600); restart the executor to load it')
+              f'{auth.key_path(path, op)} (mode 0600); restart the {reader} to load it')
         return 0
     if args.action == 'revoke':
         if not args.name:
@@ -465,7 +466,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help='add: new key (0600) for NAME; list: operators; revoke: NAME or KEY_ID')
     p.add_argument('name', nargs='?', default='', help='add/revoke: operator name (or key id)')
     p.add_argument('--role', default='pilot', help='add: role (shipped: pilot, '
-                                                   'payload_operator, observer)')
+                                                   'payload_operator, observer, admin)')
     p.add_argument('--operators', default='', help='operators file (default: '
                                                    '$ROS_HOME/tool_router/operators.yaml)')
     p.add_argument('--json', action='store_true', help='list: machine-readable output')

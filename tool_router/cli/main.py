@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     'tool_router.cli.fitting',
     'tool_router.cli.evaluation',
     'tool_router.cli.executor',
+    'tool_router.cli.config',
     'tool_router.cli.mavlink',
     'tool_router.cli.completion',
 )

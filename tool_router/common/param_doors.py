@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, Iterable
 
 # Declared by rclpy itself on every node (``start_type_description_service`` is already
 # read-only there). Both may be given at start; neither may change at run time: a switch of
@@ -26,6 +26,17 @@ ROS_OWN = frozenset({'use_sim_time', 'start_type_description_service'})
 
 # The supported way to change a fixed parameter: the reason every refusal gives.
 RESTART = 'restart the node with a params file (--ros-args --params-file FILE, or -p NAME:=VALUE)'
+
+
+def flatten(values: dict[str, Any], prefix: str = '') -> list[str]:
+    """Dotted parameter names of a nested dict (``llm.url``, ...)."""
+    names: list[str] = []
+    for key, value in values.items():
+        if isinstance(value, dict):
+            names += flatten(value, f'{prefix}{key}.')
+        else:
+            names.append(f'{prefix}{key}')
+    return names
 
 
 def section(name: str) -> str:
@@ -45,6 +56,9 @@ class Doors:
     node: str
     writable: frozenset[str]
     fixed: frozenset[str]
+    # fixed names an operator of role admin may still change while the node runs, signed
+    # (top-level names; the router's: routing/signed_config.py): the refusal says how
+    signed: frozenset[str] = frozenset()
 
     def _in(self, name: str, names: frozenset[str]) -> bool:
         return name in names or section(name) in names
@@ -67,9 +81,13 @@ class Doors:
         what = ', '.join(fixed)
         verb = 'is' if len(fixed) == 1 else 'are'
         note = ' (not in its table: refused by default)' if unclassified else ''
+        also = ''
+        if all(section(n) in self.signed for n in fixed):
+            also = (f', or while it runs by an admin\'s signed `tool-router config set '
+                    f'{fixed[0]}=VALUE --operator NAME`')
         return (f'{what} {verb} fixed at start on {self.node}{note}: the parameter service is '
                 f'open to the network, so nothing that changes routing or execution is set '
-                f'at run time; {RESTART}')
+                f'through it at run time; {RESTART}{also}')
 
     def descriptor_note(self, name: str) -> str:
         """The ``additional_constraints`` text of a declared parameter's descriptor."""

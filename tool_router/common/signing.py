@@ -8,6 +8,8 @@ signed, each starting with its own domain line so that one can never pass for an
 * :func:`selection_payload` -- the router's selection of tools for that request (router key);
 * :func:`confirmation_payload` -- an operator's approve/deny of one tool (operator key);
 * :func:`cancel_payload` -- an operator's cancellation of a condition watch (operator key);
+* :func:`config_payload` -- an administrator's run-time change of the router's configuration
+  (operator key, role ``admin``);
 * :func:`ack_payload` -- the executor's answer to one selection (executor key).
 
 Who may sign what, and the checks of a received signature (freshness, nonces, roles), are the
@@ -34,6 +36,7 @@ SIGNATURE_DOMAIN = 'tool_router/confirm/v1'
 EXECUTE_DOMAIN = 'tool_router/execute/v2'
 SELECT_DOMAIN = 'tool_router/select/v1'
 CANCEL_DOMAIN = 'tool_router/cancel/v1'
+CONFIG_DOMAIN = 'tool_router/config/v1'
 ACK_DOMAIN = 'tool_router/ack/v1'
 CALL_DOMAIN = 'tool_router/call/v1'
 KEY_BYTES = 32
@@ -275,6 +278,48 @@ def sign_cancel(key: bytes, key_id: str, watch_id: str, request_id: str,
     stamp, nonce = fresh_stamp(clock)
     payload = cancel_payload(watch_id, request_id, stamp, nonce, key_id)
     return SignedCancel(watch_id=watch_id, request_id=request_id, timestamp=stamp, nonce=nonce,
+                        key_id=key_id, signature=sign(key, payload))
+
+
+class SignedConfig(BaseModel):
+    """The signed fields of a SetConfig request."""
+
+    model_config = ConfigDict(extra='forbid')
+
+    node: str
+    changes: dict[str, Any]
+    timestamp: float
+    nonce: str
+    key_id: str
+    signature: str
+
+
+def config_value(value: Any) -> str:
+    """A parameter value as the config signature covers it: compact JSON, keys sorted."""
+    return json.dumps(value, sort_keys=True, separators=(',', ':'), allow_nan=False)
+
+
+def config_payload(node: str, changes: Mapping[str, Any], timestamp: float, nonce: str,
+                   key_id: str) -> bytes:
+    """The exact bytes a configuration change's signature covers (docs/SECURITY.md).
+
+    The line ``tool_router/config/v1``, then, length-prefixed as in :func:`execute_payload`:
+    the node's fully qualified name (``/uav1/router_node``: a change signed for one vehicle's
+    router does nothing on another's), the number of changes, each change as
+    ``NAME=VALUE`` with VALUE in :func:`config_value`'s JSON, sorted by name, the timestamp
+    (6 decimals), the nonce and the key id.
+    """
+    items = [f'{name}={config_value(changes[name])}' for name in sorted(changes)]
+    return _length_prefixed(CONFIG_DOMAIN, [node, str(len(items)), *items,
+                                            f'{timestamp:.6f}', nonce, key_id])
+
+
+def sign_config(key: bytes, key_id: str, node: str, changes: Mapping[str, Any],
+                clock: Callable[[], float] = time.time) -> SignedConfig:
+    """A fresh signed configuration change (new nonce, current time)."""
+    stamp, nonce = fresh_stamp(clock)
+    payload = config_payload(node, changes, stamp, nonce, key_id)
+    return SignedConfig(node=node, changes=dict(changes), timestamp=stamp, nonce=nonce,
                         key_id=key_id, signature=sign(key, payload))
 
 

@@ -32,7 +32,7 @@ import secrets
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Iterable, Literal
+from typing import Any, Callable, Iterable, Literal, Mapping
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -40,18 +40,21 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from tool_router.common.errors import ConfigError
 from tool_router.common.paths import ros_home
 from tool_router.common.nonces import NonceStore
-from tool_router.common.signing import (cancel_payload, confirmation_payload,
+from tool_router.common.signing import (cancel_payload, config_payload, confirmation_payload,
                                         execute_payload, read_key, sign, write_key)
 
 DEFAULT_ROLES: dict[str, list[str]] = {
     'pilot': ['none', 'motion', 'payload', 'critical'],
     'payload_operator': ['none', 'payload'],
     'observer': [],
+    'admin': [],  # approves and asks for no tool; changes the router's configuration
 }
 # Watches whose action is one of these are the vehicle's own failsafes ("if the battery drops
 # below 20 %, return home"): cancelling one takes a role of SAFETY_CANCEL_ROLES.
 SAFETY_TOOLS = ['land', 'return_to_home', 'hold_position', 'emergency_stop']
 SAFETY_CANCEL_ROLES = ['pilot']
+# Roles whose signed `tool-router config set` the router applies (routing/signed_config.py).
+CONFIG_ROLES = ['admin']
 KEY_ID = re.compile(r'^[A-Za-z0-9_.-]{3,64}$')
 NONCE = re.compile(r'^[A-Za-z0-9_-]{16,64}$')
 
@@ -97,6 +100,11 @@ class OperatorsFile(BaseModel):
     safety_cancel_roles: list[str] = Field(
         default_factory=lambda: list(SAFETY_CANCEL_ROLES),
         description='Roles that may cancel a watch whose action is a safety tool.')
+    config_roles: list[str] = Field(
+        default_factory=lambda: list(CONFIG_ROLES),
+        description="Roles whose signed run-time change of the router's configuration "
+                    '(`tool-router config set`) is applied; a role named here but not in '
+                    'roles gives nobody that right.')
 
 
 class SecurityRecord(BaseModel):
@@ -274,6 +282,7 @@ class ConfirmationVerifier:
         self._roles = operators.roles
         self._safety_tools = set(operators.safety_tools)
         self._safety_roles = set(operators.safety_cancel_roles)
+        self._config_roles = set(operators.config_roles)
         self._keys = keys
         self._risk_of = risk_of
         self.max_age_s = max_age_s
@@ -342,6 +351,23 @@ class ConfirmationVerifier:
         return self._verify(
             lambda: cancel_payload(watch_id, request_id, timestamp, nonce, key_id),
             timestamp, nonce, key_id, signature, list(tools), 'cancel a watch of', None, safety)
+
+    def verify_config(self, node: str, changes: Mapping[str, Any], timestamp: float,
+                      nonce: str, key_id: str, signature: str) -> Verdict:
+        """Decide a signed run-time configuration change of ``node`` (its full name).
+
+        Only a role of ``config_roles`` (admin) may change a configuration; the values are
+        checked by the router after this (routing/signed_config.py).
+        """
+        def admin(op: Operator, _tools: list[str]) -> str:
+            if op.role not in self._config_roles:
+                return (f'role {op.role} may not change the configuration (needs '
+                        f'{", ".join(sorted(self._config_roles)) or "a role of config_roles"})')
+            return ''
+
+        return self._verify(
+            lambda: config_payload(node, changes, timestamp, nonce, key_id),
+            timestamp, nonce, key_id, signature, [], 'configure', None, admin)
 
     def _verify(self, payload: Callable[[], bytes], timestamp: float, nonce: str, key_id: str,
                 signature: str, tools: list[str], verb: str,

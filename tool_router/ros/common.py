@@ -109,17 +109,6 @@ def parameters_as_dict(node: Node, names: list[str]) -> dict[str, Any]:
     return out
 
 
-def flatten(values: dict[str, Any], prefix: str = '') -> list[str]:
-    """Dotted parameter names of a nested dict (``llm.url``, ...)."""
-    names: list[str] = []
-    for key, value in values.items():
-        if isinstance(value, dict):
-            names += flatten(value, f'{prefix}{key}.')
-        else:
-            names.append(f'{prefix}{key}')
-    return names
-
-
 def level_logger(node: Node) -> Callable[[str, str], None]:
     """``log(level, message)`` for the pure core's injected loggers, on ``node``'s logger.
 

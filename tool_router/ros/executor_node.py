@@ -44,6 +44,7 @@ from tool_router.common.errors import ConfigError, ToolRouterError, first_error
 from tool_router.common.places import load_places
 from tool_router.executor.auth import ConfirmationVerifier, SecurityRecord
 from tool_router.executor.chain import load_or_create_chain_key
+from tool_router.common.param_doors import flatten
 from tool_router.executor.config import (EXECUTOR_DOORS, ExecutorConfig, load_executor_config,
                                          start_parameters)
 from tool_router.executor.confirmations import ConfirmationBook
@@ -60,7 +61,7 @@ from tool_router.executor.traces import (Redactor, TraceRecord, TraceWriter, Wat
 from tool_router.executor.watches import Watch, WatchManager
 from tool_router.msg import (ConfirmationRequest, ExecutionTrace, PendingConfirmations,
                              SelectedCapabilities, SelectionAck, WatchEvent)
-from tool_router.ros.common import (ack_qos, declare_from_dict, declare_open, flatten, latched,
+from tool_router.ros.common import (ack_qos, declare_from_dict, declare_open, latched,
                                     level_logger, parameter_descriptions, parameters_as_dict,
                                     refuse_fixed, spin, startup_problem)
 from tool_router.ros.convert import (pending_msg, selection_from_msg, trace_msg,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import threading
+from pathlib import Path
 import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -33,8 +34,8 @@ from rclpy.parameter import Parameter
 
 from tool_router.routing.config import (BaseRouterConfig, RouterConfig, load_router_config,
                                         router_doors)
-from tool_router.common.errors import ConfigError, ToolRouterError, first_error
-from tool_router.common.param_doors import unknown_names, unknown_problem
+from tool_router.common.errors import ConfigError, ToolRouterError, first_error, one_line
+from tool_router.common.param_doors import flatten, unknown_names, unknown_problem
 from tool_router.common import signing
 from tool_router.common.conditions import condition_notes
 from tool_router.common.places import Place, load_places
@@ -46,7 +47,6 @@ from tool_router.ros.common import (
     ack_qos,
     declare_from_dict,
     parameter_descriptions,
-    flatten,
     parameters_as_dict,
     service_qos,
     spin,
@@ -55,8 +55,12 @@ from tool_router.ros.common import (
 )
 from tool_router.routing.router import RouteResult, Router
 from tool_router.routing.serving import BUSY, Admission, ServingParams, apply_priority
-from tool_router.srv import RouteRequest
+from tool_router.srv import RouteRequest, SetConfig
 from tool_router.common.stats import percentiles
+from tool_router.common.nonces import NonceStore
+from tool_router.executor.auth import ConfirmationVerifier, default_operators_file
+from tool_router.routing import signed_config
+from tool_router.routing.signed_config import ConfigChange, ConfigJournal, change_lines, staged
 
 # Which parameters may change at run time (routing/config.py; docs/SECURITY.md): only
 # diagnostics_period_s. Everything else is read-only once declared (a params file or -p at start).
@@ -115,6 +119,15 @@ class RouterNode(LifecycleNode):
             qos_profile=service_qos(serving.queue_depth),
             callback_group=self._serve_group,
         )
+        # signed run-time changes of the configuration (routing/signed_config.py): served in
+        # every lifecycle state, one at a time; what they set outlives a cleanup and configure
+        self._signed: dict[str, Any] = {}
+        self._change_log: list[str] = []
+        self._config_verifier: ConfirmationVerifier | None = None
+        self._journal: ConfigJournal | None = None
+        self._config_srv = self.create_service(
+            SetConfig, '~/set_config', self._on_set_config,
+            callback_group=MutuallyExclusiveCallbackGroup())
         self._sub = None
         self._ack_sub = None
         self._ack_timer = None
@@ -185,6 +198,12 @@ class RouterNode(LifecycleNode):
                 nested = target.setdefault(part, {})
                 target = nested if isinstance(nested, dict) else {}
             target[leaf] = self._parameter_overrides[name].value
+        for name, value in self._signed.items():  # signed changes outlive a reconfigure
+            target = values
+            *parents, leaf = name.split('.')
+            for part in parents:
+                target = target.setdefault(part, {})
+            target[leaf] = value
         return RouterConfig.model_validate(values)
 
     def on_configure(self, state: State) -> TransitionCallbackReturn:
@@ -198,10 +217,11 @@ class RouterNode(LifecycleNode):
             self._router_key = signing.router_key(self.config.resolved_router_key(), create=True)
             # the key the executor signs its acks with (made here when the router starts first)
             self._acks.key = signing.router_key(self.config.resolved_executor_key(), create=True)
+            self._open_config_door(self.config)
             self.router = Router(self.config)
             self._admission.params = self.config.serving  # bounds from the node's parameters
-        except OSError as exc:  # the router key's directory cannot be made or written
-            return self._configure_failed(f'router key: {exc}')
+        except OSError as exc:  # a key's or the config journal's directory is not writable
+            return self._configure_failed(f'router key or config journal: {exc}')
         except (ToolRouterError, pydantic.ValidationError) as exc:
             return self._configure_failed(startup_problem(exc))
         if self.router.index_warning:
@@ -323,6 +343,112 @@ class RouterNode(LifecycleNode):
                 update={'diagnostics_period_s': new.diagnostics_period_s})
         if self._timer is not None:
             self._timer.timer_period_ns = int(new.diagnostics_period_s * 1e9)
+
+    # -- signed configuration changes --------------------------------------
+    def _open_config_door(self, config: BaseRouterConfig) -> None:
+        """The operators whose admins may change the configuration, and the journal."""
+        path = Path(config.operators_file) if config.operators_file else default_operators_file()
+        folder = (Path(config.config_dir) if config.config_dir
+                  else signed_config.default_config_dir())
+        slug = signed_config.node_slug(self.get_fully_qualified_name())
+        window = signed_config.MAX_AGE_S
+        nonces = NonceStore(folder / f'{slug}.nonces.jsonl', 2 * window)  # a restart forgets none
+        self._config_verifier = ConfirmationVerifier.from_file(
+            path, lambda tool: 'none', window, nonces=nonces)
+        self._journal = ConfigJournal(folder / f'{slug}.jsonl')
+
+    def _on_set_config(self, request: SetConfig.Request,
+                       response: SetConfig.Response) -> SetConfig.Response:
+        """Apply a signed change of the configuration, or say why not (nothing changes)."""
+        node = self.get_fully_qualified_name()
+        if not request.parameters and not request.signature and not request.key_id:
+            response.success = True  # a probe: what was changed since start
+            response.changed = list(self._change_log)
+            response.message = (f'{node}: {len(self._change_log)} signed changes since start'
+                                if self._change_log else f'{node}: no signed change since start')
+            return response
+        response.success = False
+        verifier, journal, config = self._config_verifier, self._journal, self.config
+        if verifier is None or journal is None or config is None or self.router is None:
+            response.message = f'refused: {node} is not configured (nothing changed)'
+            return response
+        asked: dict[str, Any] = {}
+        for item in request.parameters:
+            value = Parameter.from_parameter_msg(item).value
+            asked[item.name] = list(value) if isinstance(value, (list, tuple)) or hasattr(
+                value, 'tolist') else value
+        base = dict(stamp=time.time(), node=node, key_id=request.key_id[:64],
+                    nonce=request.nonce[:64])
+
+        def refuse(reason: str, operator: str = '') -> SetConfig.Response:
+            journal.refused(ConfigChange(event='refused', operator=operator, reason=reason,
+                                         changes={n: [None, v] for n, v in asked.items()},
+                                         **base))
+            self.get_logger().warning(f'SECURITY: configuration change refused ({reason})',
+                                      throttle_duration_sec=5.0)
+            response.message = f'refused ({reason}); nothing changed'
+            return response
+
+        if len(asked) != len(request.parameters):
+            return refuse('malformed: a parameter is named twice')
+        try:
+            verdict = verifier.verify_config(node, asked, request.timestamp, request.nonce,
+                                             request.key_id, request.signature)
+        except ValueError as exc:  # a value JSON cannot write (NaN)
+            return refuse(f'malformed: {exc}')
+        if not verdict.ok:
+            return refuse(f'{verdict.reason}: {verdict.detail}', verdict.operator_name)
+        who = verdict.operator_name
+        try:
+            new, diff = staged(config, asked)
+        except ToolRouterError as exc:
+            return refuse(f'invalid: {exc}', who)
+        changes = {n: [old, value] for n, (old, value) in diff.items()}
+        if not diff:
+            try:
+                journal.write(ConfigChange(event='applied', operator=who,
+                                           reason='nothing to change', **base))
+            except OSError:
+                pass
+            response.success = True
+            response.message = 'nothing to change: every value was already so'
+            return response
+        try:  # on disk before it is applied
+            journal.write(ConfigChange(event='decided', operator=who, changes=changes, **base))
+        except OSError as exc:
+            response.message = (f'refused: the configuration journal {journal.path} cannot be '
+                                f'written ({exc.strerror}); nothing changed')
+            return response
+        try:
+            prepared = self.router.prepare(new)
+        except Exception as exc:  # noqa: BLE001 - any build failure leaves the old generation
+            reason = f'did not build: {one_line(exc)}'
+            try:
+                journal.write(ConfigChange(event='failed', operator=who, changes=changes,
+                                           reason=reason, **base))
+            except OSError:
+                pass
+            response.message = f'refused ({reason}); nothing changed'
+            return response
+        self.router.commit(prepared)
+        lines = change_lines(diff)
+        with self._lock:
+            self.config = new
+            self._signed.update({n: v for n, v in asked.items() if n in diff})
+            self._change_log.extend(f'{line} (by {who})' for line in lines)
+        if 'diagnostics_period_s' in diff and self._timer is not None:
+            self._timer.timer_period_ns = int(new.diagnostics_period_s * 1e9)
+        note = ''
+        try:
+            journal.write(ConfigChange(event='applied', operator=who, changes=changes, **base))
+        except OSError as exc:
+            note = f' (its "applied" line could not be written: {exc.strerror})'
+        self.get_logger().info(f'configuration changed by {who}: {"; ".join(lines) or "nothing"}')
+        response.success = True
+        response.changed = lines
+        response.message = (f'applied by {who} from the next request on: {len(lines)} changed '
+                            f'(until {node} restarts; a params file keeps a change){note}')
+        return response
 
     # -- serving -----------------------------------------------------------
     def _route(

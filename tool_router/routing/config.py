@@ -134,6 +134,18 @@ class BaseRouterConfig(BaseModel):
         "must name the same file. An ack that does not verify is ignored (and counted). '' = "
         '$ROS_HOME/tool_router/keys/executor.key, created (mode 0600) at configure if missing.',
     )
+    operators_file: str = Field(
+        '',
+        description="Operators file whose admins may change this configuration while it runs "
+        "(`tool-router config set`, signed; its config_roles: admin). '' = "
+        '$ROS_HOME/tool_router/operators.yaml, the file the executor reads by default.',
+    )
+    config_dir: str = Field(
+        '',
+        description="Journal of signed configuration changes and their used nonces, one pair "
+        "of files per node (routing/signed_config.py). '' = "
+        '$ROS_HOME/tool_router/config_changes.',
+    )
     places_file: str = Field(
         '',
         description='Named places conditions may name ("when you reach the north gate"); the '
@@ -223,15 +235,29 @@ ROUTER_FIXED = frozenset({
     # topics, the ack time-out, the key selections are signed with
     'request_topic', 'selection_topic', 'decision_topic', 'ack_topic', 'executor_ack_timeout_s',
     'router_key_file', 'executor_key_file',
+    # who may change the rest while it runs (signed), and where that is written down
+    'operators_file', 'config_dir',
     # the node's own: lifecycle start, and rclpy's (use_sim_time)
     'autostart', *ROS_OWN,
 })
 
 
+# Core fields an admin's signed `tool-router config set` may change besides the LIVE ones (a new
+# generation of the router applies them: routing/signed_config.py).
+ROUTER_SIGNED_EXTRA = frozenset({'state_questions', 'question_probe'})
+
+
 @lru_cache(maxsize=None)
 def router_doors(registry: Registry = REGISTRY) -> Doors:
-    """The router node's table: :data:`ROUTER_FIXED` plus every policy section of ``registry``."""
-    return Doors('router_node', ROUTER_WRITABLE, ROUTER_FIXED | frozenset(registry.sections()))
+    """The router node's table: :data:`ROUTER_FIXED` plus every policy section of ``registry``.
+
+    Its ``signed`` names (changed while the router runs by an admin's signed change only): the
+    policy sections, the LIVE core fields and :data:`ROUTER_SIGNED_EXTRA`.
+    """
+    sections = frozenset(registry.sections())
+    live = set(BaseRouterConfig.model_fields) - reload_fields()
+    return Doors('router_node', ROUTER_WRITABLE, ROUTER_FIXED | sections,
+                 frozenset(live) | ROUTER_SIGNED_EXTRA | sections)
 
 
 def _first_line(doc: str | None) -> str:
