@@ -6,8 +6,8 @@ an attacker's with an empty ROS_HOME, and from this process over DDS (a captured
 again). What must hold:
 
 * only the admin's signed change is applied, and routing follows it from the next request on;
-  a keyless process, a forged signature, the pilot, a replay and a change that needs a restart
-  are refused, each with its reason, and change nothing;
+  a keyless process, a forged signature, the pilot, a replay, a value no JSON holds and a
+  change that needs a restart are refused, each with its reason, and change nothing;
 * every decision is a journal line (``decided`` before ``applied``), refusals included;
 * a lifecycle cleanup and configure (open to anyone on the network) keeps the admin's change;
 * ``config show`` lists what was changed, and by whom.
@@ -126,6 +126,15 @@ def test_only_an_admins_signed_change_reconfigures_the_running_router(tmp_path):
         second = call_service(SetConfig, SERVICE, captured, 60)
         assert first.success and first.changed == ['max_tools: 1 -> 2'], first.message
         assert not second.success and 'replayed_nonce' in second.message
+        # a value no JSON can hold (raw bytes) is refused, and the router keeps serving
+        from rcl_interfaces.msg import Parameter as ParameterMsg
+        from rcl_interfaces.msg import ParameterType, ParameterValue
+        junk = SetConfig.Request(
+            parameters=[ParameterMsg(name='policy', value=ParameterValue(
+                type=ParameterType.PARAMETER_BYTE_ARRAY, byte_array_value=[b'a']))],
+            key_id=key_id, timestamp=signed.timestamp, nonce='z' * 16, signature='0' * 64)
+        odd = call_service(SetConfig, SERVICE, junk, 60)
+        assert not odd.success and 'malformed' in odd.message, odd.message
 
         # anyone may cycle the lifecycle: the admin's change outlives a cleanup and configure
         for step in (4, 2, 1, 3):  # deactivate, cleanup, configure, activate
@@ -148,7 +157,7 @@ def test_only_an_admins_signed_change_reconfigures_the_running_router(tmp_path):
     assert events.count(('decided', 'root')) == 2 and events.count(('applied', 'root')) == 2
     assert events.index(('decided', 'root')) < events.index(('applied', 'root'))
     reasons = [r.reason.split(':', 1)[0] for r in lines if r.event == 'refused']
-    assert sorted(reasons) == ['bad_signature', 'invalid', 'invalid', 'replayed_nonce',
-                               'role_not_allowed', 'unknown_key'], reasons
+    assert sorted(reasons) == ['bad_signature', 'invalid', 'invalid', 'malformed',
+                               'replayed_nonce', 'role_not_allowed', 'unknown_key'], reasons
     assert all(r.node == f'{NS}/router_node' for r in lines)
     assert (journal_dir / 'cfg.router_node.nonces.jsonl').exists()

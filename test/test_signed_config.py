@@ -156,3 +156,14 @@ def test_the_shipped_roles_have_an_admin_who_approves_no_tool(tmp_path):
     verdict = v.verify(s.request_id, s.tool, s.approve, s.timestamp, s.nonce, s.key_id,
                        s.signature, ['land'])
     assert op.role == 'admin' and verdict.reason == 'role_not_allowed'
+
+
+def test_a_refusal_records_a_bounded_part_of_what_was_asked():
+    asked = {f'n{i}': 'x' * 10_000 for i in range(500)}
+    asked['n0'] = b'raw'
+    asked['n1'] = float('nan')
+    kept = signed_config.asked_record(asked)
+    assert len(kept) == signed_config.RECORDED_NAMES
+    assert kept['n0'] == [None, "b'raw'"] and kept['n2'][1] == '"' + 'x' * 199
+    assert len(ConfigChange(event='refused', stamp=0.0, node=NODE, changes=kept)
+               .model_dump_json()) < 6_000

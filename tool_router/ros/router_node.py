@@ -382,8 +382,7 @@ class RouterNode(LifecycleNode):
 
         def refuse(reason: str, operator: str = '') -> SetConfig.Response:
             journal.refused(ConfigChange(event='refused', operator=operator, reason=reason,
-                                         changes={n: [None, v] for n, v in asked.items()},
-                                         **base))
+                                         changes=signed_config.asked_record(asked), **base))
             self.get_logger().warning(f'SECURITY: configuration change refused ({reason})',
                                       throttle_duration_sec=5.0)
             response.message = f'refused ({reason}); nothing changed'
@@ -394,7 +393,7 @@ class RouterNode(LifecycleNode):
         try:
             verdict = verifier.verify_config(node, asked, request.timestamp, request.nonce,
                                              request.key_id, request.signature)
-        except ValueError as exc:  # a value JSON cannot write (NaN)
+        except (TypeError, ValueError) as exc:  # a value JSON cannot write (NaN, bytes)
             return refuse(f'malformed: {exc}')
         if not verdict.ok:
             return refuse(f'{verdict.reason}: {verdict.detail}', verdict.operator_name)

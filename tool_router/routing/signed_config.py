@@ -46,6 +46,9 @@ MAX_AGE_S = 30.0
 # Refusals written one by one per window; the rest are counted in one summary line.
 REFUSALS_PER_WINDOW = 20
 REFUSAL_WINDOW_S = 10.0
+# A refusal records at most this many of the names asked, each value cut to this many characters.
+RECORDED_NAMES = 20
+RECORDED_VALUE_CHARS = 200
 
 
 def signed_names(config: BaseRouterConfig) -> frozenset[str]:
@@ -185,6 +188,24 @@ class ConfigJournal:
         except OSError:
             return False
         return within
+
+
+def asked_record(asked: Mapping[str, Any]) -> dict[str, list[Any]]:
+    """What a refusal records of the change asked for: name -> [None, value], bounded.
+
+    At most :data:`RECORDED_NAMES` names, names and values cut to :data:`RECORDED_VALUE_CHARS`
+    (a value that JSON cannot write is recorded as its repr): a refused call of a keyless
+    process must not make the journal line as large as the message.
+    """
+    out: dict[str, list[Any]] = {}
+    for name, value in list(asked.items())[:RECORDED_NAMES]:
+        try:
+            text = json.dumps(value)
+            kept = value if len(text) <= RECORDED_VALUE_CHARS else text[:RECORDED_VALUE_CHARS]
+        except (TypeError, ValueError):
+            kept = repr(value)[:RECORDED_VALUE_CHARS]
+        out[str(name)[:RECORDED_VALUE_CHARS]] = [None, kept]
+    return out
 
 
 def change_lines(diff: Mapping[str, tuple[Any, Any]]) -> list[str]:
