@@ -33,6 +33,7 @@ from tool_router.common.paths import config_path, ros_home
 from tool_router.routing.policies.base import Decision, Policy, claim_clauses, request_clock
 from tool_router.routing.policies.registry import PolicyContext, Registry
 from tool_router.routing.question_probe import QuestionProbe, load_probe
+from tool_router.routing.speeds import add_explicit_speeds
 from tool_router.routing.questions import answer_questions
 from tool_router.routing.safety import Screen, visible
 from tool_router.routing.validate import validate_selection
@@ -448,6 +449,9 @@ class Router:
                 answered = answer_questions(decision, screened.text, self.catalog,
                                             partial(probe.probability, vector), probe.threshold)
             decision, drops = answered.decision, answered.drops
+        if not screened.empty:
+            # an explicit speed in an order adds set_speed (routing/speeds.py; ANNOTATION.md)
+            decision, _ = add_explicit_speeds(decision, screened.text, self.catalog)
         checked = validate_selection(decision.tools, decision.scores, self.catalog, bound)
         # every served tool in a clause, with its condition, whatever the policy (gated actions
         # of policies that do not read clauses would otherwise run at once)

@@ -1,0 +1,75 @@
+"""An explicit speed in an order adds ``set_speed``, whatever the policy (pure).
+
+ANNOTATION.md: "An explicit speed in a move ('fly east at 3 m/s') adds ``set_speed``;
+'slowly' adds nothing." The policies learned it for the unit dev writes most (m/s with a
+plain move); measured on requests of the team's own, they missed it for km/h, kph, mph, knots
+and "metres per second", and for moves other than ``goto_waypoint`` ("orbit the tower at 2
+m/s", "follow the car at 10 m/s", "head home at 8 m/s"). The rule reads what the clause
+splitter left of an order (its condition is a clause of its own, so "if the wind exceeds 30
+km/h, land" names no speed to fly at), never a clause that asks about a state ("are we flying
+at 10 m/s?": routing/questions.py), and adds ``set_speed`` with the score of the best tool
+chosen from that clause. docs/CONVENTIONS.md, "Explicit speeds".
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from tool_router.common.catalog import Catalog
+from tool_router.common.numbers import digits
+from tool_router.routing.policies.base import Decision, Evidence
+from tool_router.routing.questions import QUESTION, clause_moods
+
+SET_SPEED = 'set_speed'
+_UNIT = (r'(?:m/s|mps|km/h|km/hr|kph|kmh|kmph|knots?|kts?|kn|mph|'
+         r'(?:metres?|meters?)\s+(?:per|a|an|1)\s+second|'
+         r'(?:kilometres?|kilometers?)\s+(?:per|an|a|1)\s+hour|miles?\s+(?:per|an|a|1)\s+hour)')
+# (digits() reads "an hour" as "1 hour")
+# "at 36 km/h", "@ 5 m/s", "at a speed of 8 knots", "with a speed of 3 m/s", "speed 20 kph"
+EXPLICIT_SPEED = re.compile(
+    r'(?:\b(?:at|@)|@|\bwith|\bspeed|\bpace|\bvelocity)\s*(?:a\s+|an\s+)?'
+    r'(?:(?:ground\s*)?(?:speed|pace|velocity)\s+(?:of\s+)?)?'
+    r'(?:about\s+|around\s+|roughly\s+|approximately\s+|approx\.?\s+|~\s*)?'
+    rf'(?P<n>\d+(?:[.,]\d+)?)\s*(?P<u>{_UNIT})(?![\w/])', re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class SpeedAdded:
+    """``set_speed`` added for the clause that names a speed to fly at."""
+
+    clause: str
+    speed: str  # as written after digits(): "36 km/h"
+
+
+def explicit_speed(text: str) -> str:
+    """The speed an order's text names to fly at ('' when none): "36 km/h"."""
+    m = EXPLICIT_SPEED.search(digits(text))
+    return f'{m.group("n")} {m.group("u")}' if m else ''
+
+
+def add_explicit_speeds(decision: Decision, text: str, catalog: Catalog
+                        ) -> tuple[Decision, SpeedAdded | None]:
+    """``decision`` with ``set_speed`` added when an order names a speed and it lacks it."""
+    if SET_SPEED in decision.tools or SET_SPEED not in catalog or not decision.tools:
+        return decision, None
+    for cm in clause_moods(text):
+        c = cm.clause
+        if c.role != 'action' or c.steering or c.negated or cm.mood.kind == QUESTION:
+            continue
+        speed = explicit_speed(c.text)
+        if not speed:
+            continue
+        scores = list(decision.scores) if len(decision.scores) == len(decision.tools) else [
+            0.0] * len(decision.tools)
+        own = [s for t, s in zip(decision.tools, scores)
+               if decision.clause_index.get(t) == c.index]
+        score = max(own) if own else min(scores)
+        evidence = dict(decision.evidence)
+        evidence[SET_SPEED] = [Evidence('rule', c.text, f'explicit speed: {speed}',
+                                        round(score, 4))]
+        clause_index = dict(decision.clause_index)
+        clause_index[SET_SPEED] = c.index
+        added = replace(decision, tools=[*decision.tools, SET_SPEED], scores=[*scores, score],
+                        evidence=evidence, clause_index=clause_index)
+        return added, SpeedAdded(c.text, speed)
+    return decision, None
