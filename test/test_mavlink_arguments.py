@@ -34,6 +34,13 @@ def test_flight_request_gives_each_tool_its_own_values():
     ('orbit the tower at 30 m radius for 2 min', 'orbit_point', 'duration_s', 120.0),
     ('circle 47.3985, 8.5466 with a radius of 100 ft', 'orbit_point', 'radius_m', 30.48),
     ('circle 47.3985, 8.5466 with a radius of 100 ft', 'orbit_point', 'lat', 47.3985),
+    # numbers in words (read as the router reads them)
+    ('take off to twenty metres', 'takeoff', 'height_m', 20.0),
+    ('climb to a hundred feet', 'set_altitude', 'altitude_m', 30.48),
+    ('go to the dock at five metres per second', 'set_speed', 'speed_mps', 5.0),
+    ('hover for half a minute', 'hold_position', 'duration_s', 30.0),
+    ('turn to heading ninety', 'set_heading', 'heading_deg', 90.0),
+    ('fly to 47.3985, 8.5466 at thirty five metres', 'goto_waypoint', 'altitude_m', 35.0),
 ])
 def test_values_in_canonical_units(text, tool, field, value):
     assert getattr(extract(tool, text), field) == pytest.approx(value, abs=1e-3)
@@ -58,6 +65,9 @@ def test_takeoff_height_is_optional():
     ('fly to 147.3990, 8.5470', 'goto_waypoint', 'not a latitude/longitude pair'),
     ('tilt the gimbal to 80 degrees', 'gimbal_control', 'outside the gimbal range'),
     ('turn to 450 degrees', 'set_heading', 'not a heading'),
+    # spelled digits side by side are not guessed at (270? 2 then 70?)
+    ('turn to heading two seventy', 'set_heading', 'a heading'),
+    ('heading two seven zero', 'set_heading', 'a heading'),
 ])
 def test_missing_or_unusable_required_value_is_refused(text, tool, words):
     with pytest.raises(ArgumentError) as err:

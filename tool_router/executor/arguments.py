@@ -12,6 +12,8 @@ Rules (docs/MAVLINK.md lists every tool):
 * a required value that is not written is an :class:`ArgumentError` -- the tool is
   refused, nothing is sent; nothing is ever guessed (no default coordinate,
   no default altitude for ``set_altitude``);
+* numbers may be written in words ("take off to twenty metres", "hover for half a minute":
+  :func:`tool_router.common.numbers.digits`, as for conditions);
 * lengths and speeds need a unit ("20 m", "100 ft", "5 m/s", "10 knots"): a bare
   "climb to 50" is refused, because metres and feet differ by a factor three;
 * a heading is "270 degrees", "heading 270" or a compass word ("north-east");
@@ -31,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tool_router.common.clauses import split_clauses
 from tool_router.common.errors import ToolRouterError
 from tool_router.common.conditions import MEASURE, TIME_UNITS, UNITS
+from tool_router.common.numbers import digits
 
 NUMBER = r'[-+−]?\d+(?:[.,]\d+)?'
 DECIMAL = r'[-+−]?\d{1,3}\.\d+'
@@ -119,7 +122,7 @@ def extract(tool: str, text: str) -> ToolArguments:
     spec = SPECS.get(tool)
     if spec is None:
         return ToolArguments()
-    clauses = _action_clauses(text)
+    clauses = _action_clauses(_spelled(text))
     cue = re.compile(spec.cue, re.I)
     named = [c for c in clauses if cue.search(c)]
     if tool == 'goto_waypoint':  # a coordinate pair names the move by itself
@@ -160,6 +163,22 @@ _HINT = {'altitude_m': "say it with a unit, e.g. 'climb to 40 m' or 'altitude 12
          'pitch_deg': "e.g. 'tilt the gimbal to -45 degrees' or 'point the camera straight down'",
          'height_m': "e.g. 'take off to 20 m'", 'radius_m': "e.g. 'orbit at 30 m radius'",
          'duration_s': "e.g. 'hover for 30 s'"}
+
+
+_RUN_OF_NUMBERS = re.compile(r'(?<![\d.,])\d+(?:\.\d+)?\s+\d')
+
+
+def _spelled(text: str) -> str:
+    """``text`` with its numbers in words as digits ("take off to twenty metres" -> 20 metres).
+
+    Unless that makes two numbers stand side by side where the text had none: "heading two
+    seventy" (270, or 2 then 70?) and radio style "two seven zero" are left as written, so a
+    required value stays unread and the tool is refused, never sent with a guess.
+    """
+    converted = digits(text)
+    if len(_RUN_OF_NUMBERS.findall(converted)) > len(_RUN_OF_NUMBERS.findall(text)):
+        return text
+    return converted
 
 
 def _action_clauses(text: str) -> list[str]:
