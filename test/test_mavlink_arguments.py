@@ -91,3 +91,36 @@ def test_a_speed_is_no_goto_altitude_and_hold_and_orbit_need_no_values():
 def test_tools_without_arguments():
     assert not takes_arguments('land')
     assert extract('land', 'land at 47.1, 8.2').model_dump(exclude_defaults=True) == {}
+
+
+@pytest.mark.parametrize('text, tool', [
+    ('climb by 10 m', 'set_altitude'), ('climb another 15 m', 'set_altitude'),
+    ('go 20 m higher', 'set_altitude'), ('descend 10 metres', 'set_altitude'),
+    ('drop 5 m', 'set_altitude'), ('go up 5 m', 'set_altitude'),
+    ('lower the drone 3 m', 'set_altitude'),
+    ('turn left 45 degrees', 'set_heading'), ('turn right 90', 'set_heading'),
+    ('yaw 90 degrees', 'set_heading'), ('turn 90 degrees clockwise', 'set_heading'),
+    ('speed up by 2 m/s', 'set_speed'), ('go 2 m/s faster', 'set_speed'),
+])
+def test_a_change_is_refused_not_read_as_a_target(text, tool):
+    """At 50 m, "descend 10 m" is not "go to 10 m": a change is never sent as a target."""
+    with pytest.raises(ArgumentError) as err:
+        extract(tool, text)
+    assert 'is a change of' in err.value.what and 'not a target' in err.value.what
+
+
+@pytest.mark.parametrize('text, tool, field, value', [
+    ('climb to 10 m', 'set_altitude', 'altitude_m', 10.0),
+    ('lower the drone to 3 m', 'set_altitude', 'altitude_m', 3.0),
+    ('hold at 30 m', 'set_altitude', 'altitude_m', 30.0),
+    ('face 270 degrees', 'set_heading', 'heading_deg', 270.0),
+    ('turn to heading 90', 'set_heading', 'heading_deg', 90.0),
+    ('slow down to 2 m/s', 'set_speed', 'speed_mps', 2.0),
+])
+def test_a_target_next_to_a_change_word_is_still_read(text, tool, field, value):
+    assert getattr(extract(tool, text), field) == pytest.approx(value)
+
+
+def test_a_change_of_altitude_in_a_goto_is_no_target_altitude():
+    args = extract('goto_waypoint', 'fly to 47.39, 8.54 and go 10 m higher')
+    assert (args.lat, args.lon, args.altitude_m) == (47.39, 8.54, None)

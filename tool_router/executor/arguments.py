@@ -200,16 +200,53 @@ def _action_clauses(text: str) -> list[str]:
     return [restore.sub(lambda m: f' {kept[int(m.group(1))]} ', c).strip() for c in clauses]
 
 
+# A change, not a target ("climb by 10 m", "go 20 m higher", "descend 10 m", "turn left 45
+# degrees", "speed up by 2 m/s"): the text says how much to change, and a target read from it
+# would be wrong (at 50 m, "descend 10 m" is not "go to 10 m"). The executor does not add it to
+# a reading, so it is refused with the way to say the target (docs/MAVLINK.md).
+_LEN = r'(?:m|metres?|meters?|mtrs|ft|feet|foot)\b'
+_BY = r'(?:by|another|an\s+extra|a\s+further|extra|further)\s+'
+RELATIVE_ALTITUDE = re.compile(
+    rf'\b{_BY}{NUMBER}\s*{_LEN}|'
+    rf'{NUMBER}\s*{_LEN}\s*(?:higher|lower|up|down|more|less|further)\b|'
+    rf'\b(?:go|move|fly|come|bring\s+it)\s+(?:up|down)\s+{NUMBER}\s*{_LEN}|'
+    rf'\b(?:climb|ascend|descend|rise|drop|sink|gain|lose)\w*\s+(?:up\s+|down\s+)?{NUMBER}\s*{_LEN}|'
+    rf'\b(?:lower|raise)\b(?:(?!\bto\b)[^,;])*?{NUMBER}\s*{_LEN}', re.I)
+_DEG = r'(?:°|deg\b|degs\b|degrees?\b)'
+_SIDE = r'(?:left|right|port|starboard|clockwise|counter-?clockwise|anti-?clockwise|cw|ccw)'
+RELATIVE_HEADING = re.compile(
+    rf'\b(?:turn|rotate|yaw|spin|swing|veer|pivot)\w*\s+(?:(?:to\s+the\s+)?{_SIDE}\s+)?'
+    rf'(?:by\s+)?{NUMBER}\s*(?:{_DEG})?(?!\s*(?:°|deg))|'
+    rf'\bby\s+{NUMBER}\s*{_DEG}|{NUMBER}\s*{_DEG}\s*(?:to\s+the\s+)?{_SIDE}\b', re.I)
+_SPD = r'(?:m/s|mps|km/h|kph|kmh|knots?|kts?|kn|mph)(?![\w/])'
+RELATIVE_SPEED = re.compile(
+    rf'\b{_BY}{NUMBER}\s*{_SPD}|{NUMBER}\s*{_SPD}\s*(?:faster|slower|quicker|more|less)\b',
+    re.I)
+
+
+def _relative(clause: str, pattern: re.Pattern[str], what: str, target: str) -> str:
+    """Why a value of ``clause`` is refused when it is written as a change ('' when not)."""
+    m = pattern.search(clause)
+    if not m:
+        return ''
+    return (f'{m.group(0).strip()!r} is a change of {what}, not a target: the executor does not '
+            f'add it to a reading; give the target {what} ({target})')
+
+
 def _read(tool: str, clause: str) -> tuple[dict[str, float], str]:
     """Values of ``tool`` in one clause and, when a value is written but unusable, why."""
-    if tool == 'takeoff':
+    if tool == 'takeoff':  # a take-off height is a change from the ground: the target itself
         return _length(clause, 'height_m')
     if tool == 'set_altitude':
-        return _length(clause, 'altitude_m')
+        change = _relative(clause, RELATIVE_ALTITUDE, 'altitude', "e.g. 'climb to 60 m'")
+        return ({}, change) if change else _length(clause, 'altitude_m')
     if tool == 'set_speed':
-        return _speed(clause)
+        change = _relative(clause, RELATIVE_SPEED, 'speed', "e.g. 'speed up to 7 m/s'")
+        return ({}, change) if change else _speed(clause)
     if tool == 'set_heading':
-        return _heading(clause)
+        change = _relative(_without_to(clause), RELATIVE_HEADING, 'heading',
+                           "e.g. 'turn to heading 270' or 'face west'")
+        return ({}, change) if change else _heading(clause)
     if tool == 'gimbal_control':
         return _pitch(clause)
     if tool == 'hold_position':
@@ -223,9 +260,16 @@ def _read(tool: str, clause: str) -> tuple[dict[str, float], str]:
             radius, bad = _radius(rest)
             duration, late = _duration(rest)
             return {**found, **radius, **duration, **speed}, problem or bad or late
-        height, _ = _length(_without_speeds(rest), 'altitude_m')
+        height, _ = ({}, '') if RELATIVE_ALTITUDE.search(rest) else _length(
+            _without_speeds(rest), 'altitude_m')  # a change of altitude is no target altitude
         return {**found, **height, **speed}, problem
     return {}, ''
+
+
+def _without_to(clause: str) -> str:
+    """``clause`` without its "to N degrees" / "to heading N" targets (read by _heading)."""
+    return re.sub(rf'\bto\s+(?:(?:a\s+)?heading\s+(?:of\s+)?)?{NUMBER}\s*(?:{_DEG})?', ' ',
+                  clause, flags=re.I)
 
 
 def _number(text: str) -> float:
