@@ -33,6 +33,9 @@ PARSES = [
      2.0),
     ('if the surface temperature exceeds 80 °C', (), 'thermal_camera', 'max_temp_c', '>', 80.0),
     ('if the temperature drops below 32 °F', (), 'weather_sensor', 'air_temp_c', '<', 0.0),
+    # a comma before three digits separates thousands; any other comma is a decimal one
+    ('when the altitude exceeds 1,000 ft', (), 'altitude_sensor', 'altitude_m', '>', 304.8),
+    ('when the battery drops below 25,5 %', (), 'battery_status', 'battery_pct', '<', 25.5),
     ('when humidity goes above 90%', (), 'weather_sensor', 'humidity_pct', '>', 90.0),
     ('when any motor goes above 90 °C', (), 'motor_status', 'esc_temp_c', '>', 90.0),
     ('if the signal drops below -80 dBm', (), 'link_quality', 'rssi_dbm', '<', -80.0),
@@ -68,6 +71,8 @@ REFUSED = [
     ('until the battery is below 30%', (), '"until" conditions are not executed'),
     ('if the battery is not above 20%', (), 'negated'),
     ('when the heading reaches 270', (), 'angles are not watchable'),
+    ('when the altitude exceeds 400 m MSL', (), 'above sea level (MSL) is not compared'),
+    ('once we are 1,300 ft above sea level', (), 'above sea level (MSL) is not compared'),
     ('when the roll exceeds 30 degrees', (), 'angles are not watchable'),
     ('if the battery drops below 120%', (), 'outside 0-100'),
     ('when the altitude goes above 400', (), 'not a plausible altitude in m: write the unit'),

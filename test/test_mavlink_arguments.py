@@ -41,6 +41,10 @@ def test_flight_request_gives_each_tool_its_own_values():
     ('hover for half a minute', 'hold_position', 'duration_s', 30.0),
     ('turn to heading ninety', 'set_heading', 'heading_deg', 90.0),
     ('fly to 47.3985, 8.5466 at thirty five metres', 'goto_waypoint', 'altitude_m', 35.0),
+    # a comma before three digits separates thousands ('10,000 ft' was read as 3 m)
+    ('orbit the tower at a 1,000 ft radius', 'orbit_point', 'radius_m', 304.8),
+    ('climb to 1,5 m', 'set_altitude', 'altitude_m', 1.5),
+    ('set altitude 120 m AGL', 'set_altitude', 'altitude_m', 120.0),
     # targets beside the words of a change (test_a_change_is_refused_not_read_as_a_target)
     ('climb to 10 m', 'set_altitude', 'altitude_m', 10.0),
     ('lower the drone to 3 m', 'set_altitude', 'altitude_m', 3.0),
@@ -72,6 +76,10 @@ def test_takeoff_height_is_optional():
     ('fly to 147.3990, 8.5470', 'goto_waypoint', 'not a latitude/longitude pair'),
     ('tilt the gimbal to 80 degrees', 'gimbal_control', 'outside the gimbal range'),
     ('turn to 450 degrees', 'set_heading', 'not a heading'),
+    # an altitude above sea level is not converted (the launch point's elevation is unknown)
+    ('climb to 400 m MSL', 'set_altitude', 'above sea level is not converted'),
+    ('climb to 1,300 ft above sea level', 'set_altitude', 'above sea level is not converted'),
+    ('fly to 47.3985, 8.5466 at 400 m AMSL', 'goto_waypoint', 'above sea level is not'),
     # spelled digits side by side are not guessed at (270? 2 then 70?)
     ('turn to heading two seventy', 'set_heading', 'a heading'),
     ('heading two seven zero', 'set_heading', 'a heading'),

@@ -174,8 +174,15 @@ _NOT_JOINED = re.compile(r'\bor (?:more|less|fewer|above|below|higher|lower|over
 _UNKNOWN_UNIT = re.compile(r'(?<![\w.])[-+−]?\d+(?:[.,]\d+)?\s*(yards?|yd|inch(?:es)?|miles?|mi|'
                            r'cm|mm|nmi|psi|bar|hpa|mbar|lux|rpm|amps?|mah|watts?|kw|kg|lbs?|'
                            r'pounds|gallons?|lit(?:er|re)s?|kelvin)\b', re.I)
+# an altitude above sea level: every altitude here is above the launch point (the sensor's, the
+# executor's targets), and the launch point's elevation is not known, so none is converted
+SEA_LEVEL = re.compile(r'\b(?:a?msl|asl|above\s+(?:mean\s+)?sea[\s-]+level|above\s+sea)\b',
+                       re.I)
 PRONOUN = re.compile(r"^(?:it|they|its|it's|they're|them|that|this|those|these)\b", re.I)
-NUMBER = r'[-+−]?\d+(?:[.,]\d+)?'
+# A comma before groups of exactly three digits separates thousands ("1,000 ft" is a thousand
+# feet, "within 1,000 m" not 1 m); any other comma is a decimal one ("1,5 V")
+NUMBER = r'[-+−]?(?:\d{1,3}(?:,\d{3})+(?![\d,])(?:\.\d+)?|\d+(?:[.,]\d+)?)'
+_THOUSANDS = re.compile(r'[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?')
 _UNIT_ALT = '|'.join(sorted((re.escape(u) for u in UNITS), key=len, reverse=True))
 UNIT_PATTERN = _UNIT_ALT  # every unit word, longest first (for other patterns to embed)
 MEASURE = re.compile(rf'(?<![\w.])({NUMBER})\s*({_UNIT_ALT})?(?![\w/°])', re.I)
@@ -373,8 +380,15 @@ def decode_reading(message: str) -> dict[str, Any] | None:
     return None
 
 
-def _number(text: str) -> float:
-    return float(text.replace(',', '.').replace('−', '-'))
+def number_value(text: str) -> float:
+    """A number as written: '1,000' -> 1000.0, '1,5' -> 1.5, '−3' -> -3.0 (see NUMBER)."""
+    text = text.replace('−', '-')
+    if _THOUSANDS.fullmatch(text):
+        return float(text.replace(',', ''))
+    return float(text.replace(',', '.'))
+
+
+_number = number_value
 
 
 def _refuse(text: str, reason: str) -> Unreadable:
@@ -457,6 +471,10 @@ def parse_condition(text: str, context_sensors: tuple[str, ...] | list[str] = ()
     if unknown:
         return _refuse(text, f'unit {unknown.group(1)!r} is not read: give m, ft, km, m/s, km/h, '
                              'knots, mph, °C, °F, %, V, dBm, ms or ppm')
+    if SEA_LEVEL.search(low):
+        return _refuse(text, 'an altitude above sea level (MSL) is not compared: the altitude '
+                             'sensor reads above the launch point, whose elevation is not known '
+                             'here; give the altitude above the launch point')
     t = _Text(raw, low, lead, tuple(context_sensors), places or {},
               _referent_text(request, body) if PRONOUN.match(low) else '')
     parsers: tuple[Callable[[_Text], Optional[Parsed]], ...] = (

@@ -32,10 +32,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tool_router.common.clauses import split_clauses
 from tool_router.common.errors import ToolRouterError
-from tool_router.common.conditions import MEASURE, TIME_UNITS, UNITS
+from tool_router.common.conditions import (MEASURE, NUMBER, SEA_LEVEL, TIME_UNITS, UNITS,
+                                           number_value)
 from tool_router.common.numbers import digits
 
-NUMBER = r'[-+−]?\d+(?:[.,]\d+)?'
 DECIMAL = r'[-+−]?\d{1,3}\.\d+'
 COORDINATES = re.compile(
     rf'(?<![\d.])({DECIMAL})\s*°?\s*([NS])?\s*[,;/ ]\s*({DECIMAL})\s*°?\s*([EW])?(?![\d.])', re.I)
@@ -224,6 +224,16 @@ RELATIVE_SPEED = re.compile(
     re.I)
 
 
+def _sea_level(clause: str) -> str:
+    """Why an altitude above sea level is refused ('' when the clause names none)."""
+    m = SEA_LEVEL.search(clause)
+    if not m:
+        return ''
+    return (f'{m.group(0)!r}: altitudes are sent above the launch point, and one above sea level '
+            'is not converted (the launch point\'s elevation is not known here); give it above '
+            "the launch point (e.g. 'climb to 60 m')")
+
+
 def _relative(clause: str, pattern: re.Pattern[str], what: str, target: str) -> str:
     """Why a value of ``clause`` is refused when it is written as a change ('' when not)."""
     m = pattern.search(clause)
@@ -238,7 +248,8 @@ def _read(tool: str, clause: str) -> tuple[dict[str, float], str]:
     if tool == 'takeoff':  # a take-off height is a change from the ground: the target itself
         return _length(clause, 'height_m')
     if tool == 'set_altitude':
-        change = _relative(clause, RELATIVE_ALTITUDE, 'altitude', "e.g. 'climb to 60 m'")
+        change = (_sea_level(clause)
+                  or _relative(clause, RELATIVE_ALTITUDE, 'altitude', "e.g. 'climb to 60 m'"))
         return ({}, change) if change else _length(clause, 'altitude_m')
     if tool == 'set_speed':
         change = _relative(clause, RELATIVE_SPEED, 'speed', "e.g. 'speed up to 7 m/s'")
@@ -260,8 +271,12 @@ def _read(tool: str, clause: str) -> tuple[dict[str, float], str]:
             radius, bad = _radius(rest)
             duration, late = _duration(rest)
             return {**found, **radius, **duration, **speed}, problem or bad or late
-        height, _ = ({}, '') if RELATIVE_ALTITUDE.search(rest) else _length(
-            _without_speeds(rest), 'altitude_m')  # a change of altitude is no target altitude
+        if RELATIVE_ALTITUDE.search(rest):  # a change of altitude is no target altitude
+            return {**found, **speed}, problem
+        if _sea_level(rest):  # nor is one above sea level: the move is refused, not flown
+            raise ArgumentError(f'{tool} cannot fly {_sea_level(rest)}',
+                                hint="e.g. 'fly to 47.3985, 8.5466 at 60 m'")
+        height, _ = _length(_without_speeds(rest), 'altitude_m')
         return {**found, **height, **speed}, problem
     return {}, ''
 
@@ -272,8 +287,7 @@ def _without_to(clause: str) -> str:
                   clause, flags=re.I)
 
 
-def _number(text: str) -> float:
-    return float(text.replace(',', '.').replace('−', '-'))
+_number = number_value  # '1,000 ft' is a thousand feet (common/conditions.py)
 
 
 def _length(clause: str, key: str) -> tuple[dict[str, float], str]:
