@@ -450,3 +450,12 @@ def test_condition_notes_use_places_and_the_request():
     notes = condition_notes(['hold_position'], {'hold_position': 'if it gets within 6 m'},
                             request='see that cow? if it gets within 6 m, hover')
     assert notes == ['hold_position waits for object_detector.animal_distance_m < 6 m']
+
+
+def test_a_proximity_to_coordinates_in_degrees_minutes_seconds():
+    from tool_router.common.conditions import parse_condition
+    p = parse_condition('when within 50 m of 47°23\'54.6"N 8°32\'47.8"E')
+    assert (p.field, p.op, p.threshold) == ('distance_m', '<=', 50.0)
+    assert p.target == (pytest.approx(47.3985), pytest.approx(8.546611))
+    labelled = parse_condition('when within 20 m of lat 47.3985 lon 8.5466')
+    assert labelled.target == (47.3985, 8.5466)

@@ -57,6 +57,18 @@ def test_values_in_canonical_units(text, tool, field, value):
     assert getattr(extract(tool, text), field) == pytest.approx(value, abs=1e-3)
 
 
+@pytest.mark.parametrize('text, lat, lon', [
+    ('fly to 47°23\'54.6"N 8°32\'47.8"E', 47.3985, 8.546611),  # as map apps copy them
+    ('fly to 33°52\'07.7"S 151°12\'33.5"E at 30 m', -33.868806, 151.209306),
+    ('go to lat 47.3985 lon 8.5466', 47.3985, 8.5466),
+    ('go to latitude: 47.3985, longitude: 8.5466 at 20 m', 47.3985, 8.5466),
+    ('fly to lat -33.8688 long 151.2093', -33.8688, 151.2093),
+])
+def test_coordinates_in_degrees_minutes_seconds_or_labelled(text, lat, lon):
+    args = extract('goto_waypoint', text)
+    assert (args.lat, args.lon) == (pytest.approx(lat, abs=1e-6), pytest.approx(lon, abs=1e-6))
+
+
 def test_hemisphere_letters_sign_the_coordinates():
     args = extract('goto_waypoint', 'go to 33.8688 S 151.2093 E')
     assert (args.lat, args.lon) == (-33.8688, 151.2093)

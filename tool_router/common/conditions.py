@@ -380,6 +380,30 @@ def decode_reading(message: str) -> dict[str, Any] | None:
     return None
 
 
+# 47°23'54.6"N 8°32'47.8"E (as map apps copy them): degrees, minutes, seconds, hemisphere
+DMS = re.compile(r'(?<![\d.])(\d{1,3})\s*°\s*(\d{1,2})\s*[\'′’]\s*(?:(\d{1,2}(?:\.\d+)?)\s*'
+                 r'(?:"|″|”|\'\'))?\s*([NSEW])\b', re.I)
+# "lat 47.3985 lon 8.5466", "latitude: 47.3985, longitude: 8.5466": the labels go
+_LAT_LABEL = re.compile(r'\blat(?:itude)?\s*[:=]?\s*(?=[-+−]?\d)', re.I)
+_LON_LABEL = re.compile(r'\s*,?\s*\blon(?:g(?:itude)?)?\s*[:=]?\s*(?=[-+−]?\d)', re.I)
+
+
+def decimal_coordinates(text: str) -> str:
+    """``text`` with its coordinates written as a decimal pair; the rest as it was.
+
+    Degrees-minutes-seconds become "47.398500 N 8.546611 E", labelled ones ("lat 47.3985 lon
+    8.5466") "47.3985, 8.5466".
+    """
+    def decimal(m: re.Match[str]) -> str:
+        value = int(m.group(1)) + int(m.group(2)) / 60 + float(m.group(3) or 0) / 3600
+        return f'{value:.6f} {m.group(4).upper()}'
+
+    text = DMS.sub(decimal, text)
+    if _LAT_LABEL.search(text) and _LON_LABEL.search(text):
+        text = _LON_LABEL.sub(', ', _LAT_LABEL.sub('', text))
+    return text
+
+
 def number_value(text: str) -> float:
     """A number as written: '1,000' -> 1000.0, '1,5' -> 1.5, '−3' -> -3.0 (see NUMBER)."""
     text = text.replace('−', '-')
@@ -448,7 +472,7 @@ def parse_condition(text: str, context_sensors: tuple[str, ...] | list[str] = ()
     quantity it stands for. A condition without a named quantity takes it from what the request
     named before the condition, else from ``context_sensors``, when exactly one fits the unit.
     """
-    raw = ' '.join(text.split())
+    raw = ' '.join(decimal_coordinates(text).split())
     if not raw:
         return _refuse(text, 'empty condition')
     if INVERTED.match(raw):

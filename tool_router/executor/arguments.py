@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tool_router.common.clauses import split_clauses
 from tool_router.common.errors import ToolRouterError
 from tool_router.common.conditions import (MEASURE, NUMBER, SEA_LEVEL, TIME_UNITS, UNITS,
-                                           number_value)
+                                           decimal_coordinates, number_value)
 from tool_router.common.numbers import digits
 
 DECIMAL = r'[-+−]?\d{1,3}\.\d+'
@@ -122,7 +122,7 @@ def extract(tool: str, text: str) -> ToolArguments:
     spec = SPECS.get(tool)
     if spec is None:
         return ToolArguments()
-    clauses = _action_clauses(_spelled(text))
+    clauses = _action_clauses(_spelled(decimal_coordinates(text)))
     cue = re.compile(spec.cue, re.I)
     named = [c for c in clauses if cue.search(c)]
     if tool == 'goto_waypoint':  # a coordinate pair names the move by itself
