@@ -459,3 +459,20 @@ def test_a_proximity_to_coordinates_in_degrees_minutes_seconds():
     assert p.target == (pytest.approx(47.3985), pytest.approx(8.546611))
     labelled = parse_condition('when within 20 m of lat 47.3985 lon 8.5466')
     assert labelled.target == (47.3985, 8.5466)
+
+
+@pytest.mark.parametrize('text, seconds', [
+    ('in 2 min 30 s', 150.0), ('after 1 minute 30 seconds', 90.0),
+    ('after 1 minute and 20 seconds', 80.0), ('wait 1 h 5 min', 3900.0), ('in 90 s', 90.0),
+])
+def test_a_compound_waiting_time_adds_up(text, seconds):
+    from tool_router.common.conditions import parse_condition
+    p = parse_condition(text)
+    assert (p.field, p.op, p.threshold) == ('elapsed_s', '>=', seconds)
+
+
+def test_the_splitter_keeps_a_compound_waiting_time_whole():
+    from tool_router.common.clauses import split_clauses
+    clauses = [(c.role, c.text, c.condition) for c in split_clauses('in 2 min 30 s take a photo')]
+    assert clauses == [('condition', '2 min 30 s', ''),
+                       ('action', 'take a photo', 'in 2 min 30 s')]  # was "30 s take a photo"

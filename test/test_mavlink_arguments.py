@@ -30,6 +30,8 @@ def test_flight_request_gives_each_tool_its_own_values():
     ('fly to 47.3985, 8.5466 at 25 m at 4 m/s', 'goto_waypoint', 'altitude_m', 25.0),
     ('hover for 30 s then land', 'hold_position', 'duration_s', 30.0),
     ('hold position for 2 minutes', 'hold_position', 'duration_s', 120.0),
+    ('hover for 2 min 30 s', 'hold_position', 'duration_s', 150.0),  # was 120: parts add up
+    ('hover 1 minute, 20 seconds', 'hold_position', 'duration_s', 80.0),
     ('orbit the tower at 30 m radius for 2 min', 'orbit_point', 'radius_m', 30.0),
     ('orbit the tower at 30 m radius for 2 min', 'orbit_point', 'duration_s', 120.0),
     ('circle 47.3985, 8.5466 with a radius of 100 ft', 'orbit_point', 'radius_m', 30.48),

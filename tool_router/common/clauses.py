@@ -246,8 +246,11 @@ def _strip_filler(text: str) -> str:
 
 # -- conditions written without a connective, or with one that also orders actions ------------
 _NUM = rf'(?:[-+−]?\d+(?:[.,]\d+)?|(?:minus\s+)?{SPELLED})'
+_TIME_UNIT = r'(?:s|secs?|seconds?|min|mins|minutes?|h|hrs?|hours?)\b'
+# one duration, or the parts of a compound one ("2 min 30 s", "1 minute and 20 seconds")
 _DURATION = (rf'(?:{_NUM}|an?|half\s+an?|a\s+quarter\s+of\s+an|a\s+few|a\s+couple(?:\s+of)?|'
-             r'several|some)\s*-?\s*(?:s|secs?|seconds?|min|mins|minutes?|h|hrs?|hours?)\b')
+             rf'several|some)\s*-?\s*{_TIME_UNIT}'
+             rf'(?:\s*(?:,\s*|and\s+)?(?:{_NUM})\s*-?\s*{_TIME_UNIT})*')
 _CLOCK = (r"(?:\d{1,2}[:h]\d{2}(?:\s*[ap]\.?m\b\.?)?|sunset|sunrise|dusk|dawn|nightfall|"
           r"\d{1,2}\s*[ap]\.?m\b\.?|noon|midday|midnight|"
           r"\d{1,2}\s*o'?clock|(?:[01]\d|2[0-3])[0-5]\d(?=\s*(?:h|hrs|hours|utc|z)?\b)"

@@ -170,7 +170,9 @@ NEGATED = re.compile(r"\b(?:not|never|no longer|isn'?t|aren'?t|doesn'?t|don'?t|w
 JOINED = re.compile(r'\b(?:and|or|but)\b', re.I)
 # "3 or more people", "20 m or less": one comparison, not two conditions
 _NOT_JOINED = re.compile(r'\bor (?:more|less|fewer|above|below|higher|lower|over|under)\b|'
-                         r'\d+[.,]\d+\s*,\s*-?\d')
+                         r'\d+[.,]\d+\s*,\s*-?\d|'
+                         # "1 minute and 20 seconds": one duration
+                         r'\b(?:h|hrs?|hours?|min|mins|minutes?)\s+and\s+(?=\d)')
 _UNKNOWN_UNIT = re.compile(r'(?<![\w.])[-+−]?\d+(?:[.,]\d+)?\s*(yards?|yd|inch(?:es)?|miles?|mi|'
                            r'cm|mm|nmi|psi|bar|hpa|mbar|lux|rpm|amps?|mah|watts?|kw|kg|lbs?|'
                            r'pounds|gallons?|lit(?:er|re)s?|kelvin)\b', re.I)
@@ -564,10 +566,12 @@ def _clock(t: _Text) -> Parsed | None:
                      written=f'{hours:02d}:{minutes:02d} UTC')
 
 
+_TIME_PART = re.compile(rf'({NUMBER})\s*-?\s*({_TIME_ALT})\b', re.I)
 _ELAPSED = re.compile(
     rf'(?:(?:after|in|for|wait(?:\s+for)?|give it)\s+)?'
     rf'(?:another\s+|about\s+|around\s+|roughly\s+)?'
-    rf'({NUMBER})\s*-?\s*({_TIME_ALT})(?:\s+(?:have\s+|has\s+)?(?:passed|elapsed|gone by|'
+    rf'({NUMBER}\s*-?\s*(?:{_TIME_ALT})\b(?:\s*(?:,\s*|and\s+)?{NUMBER}\s*-?\s*(?:{_TIME_ALT})\b)*)'
+    rf'(?:\s+(?:have\s+|has\s+)?(?:passed|elapsed|gone by|'
     rf'from now|later|of\s+\w+ing(?:\s+[\w-]+){{0,3}}))?', re.I)
 _VAGUE_TIME = re.compile(r'(?:(?:after|in|wait(?:\s+for)?|give it)\s+)?(?:a few|a couple(?: of)?|'
                          r'some|several|a while|a bit|a moment|a little while)\b', re.I)
@@ -580,12 +584,13 @@ def _elapsed(t: _Text) -> Parsed | None:
                 and _VAGUE_TIME.match(t.low):
             return _refuse(t.raw, 'no duration: say how long (e.g. "in 30 seconds")')
         return None
-    seconds = _number(m.group(1)) * TIME_UNITS[m.group(2)]
-    if seconds <= 0:
+    parts = _TIME_PART.findall(m.group(1))  # "2 min 30 s": the parts add up
+    seconds = sum(_number(n) * TIME_UNITS[u.lower()] for n, u in parts)
+    if seconds <= 0 or any(_number(n) <= 0 for n, _ in parts):
         return _refuse(t.raw, 'a waiting time must be positive')
     return Predicate(text=t.raw, quantity='time elapsed', sensor=CLOCK, field='elapsed_s',
                      op='>=', threshold=float(seconds), unit='s',
-                     written=f'{m.group(1)} {m.group(2)}')
+                     written=' '.join(f'{n} {u}' for n, u in parts))
 
 
 # -- states, detections, places ----------------------------------------------------------------

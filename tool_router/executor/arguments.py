@@ -316,14 +316,20 @@ def _without_speeds(clause: str) -> str:
 
 
 def _duration(clause: str) -> tuple[dict[str, float], str]:
+    """The first duration; the parts of a compound one add up ("2 min 30 s", "1 h and 5 min")."""
     match = DURATION.search(clause)
     if not match:
         return {}, ''
-    unit = match.group(2).lower()
-    scale = TIME_UNITS.get(unit, 1.0 if unit.startswith('s') else 60.0)
-    value = _number(match.group(1)) * scale
-    if value <= 0:
-        return {}, f'{match.group(0)!r} is not a duration'
+    value, end, written = 0.0, match.start(), ''
+    while match is not None and (not written or re.fullmatch(r'\s*(?:,|and)?\s*',
+                                                              clause[end:match.start()])):
+        unit = match.group(2).lower()
+        scale = TIME_UNITS.get(unit, 1.0 if unit.startswith('s') else 60.0)
+        part = _number(match.group(1)) * scale
+        if part <= 0:
+            return {}, f'{match.group(0)!r} is not a duration'
+        value, end, written = value + part, match.end(), written + match.group(0)
+        match = DURATION.search(clause, end)
     return {'duration_s': round(value, 3)}, ''
 
 
