@@ -10,7 +10,8 @@ again). What must hold:
   change that needs a restart are refused, each with its reason, and change nothing;
 * every decision is a journal line (``decided`` before ``applied``), refusals included;
 * a lifecycle cleanup and configure (open to anyone on the network) keeps the admin's change;
-* ``config show`` lists what was changed, and by whom.
+* ``config show`` and ``/diagnostics`` (``config_changes``, ``config_last_change``) say what
+  was changed, and by whom.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import subprocess
 import sys
 
 import pytest
-from procs import ROOT, NodeProcess
+from procs import ROOT, NodeProcess, wait_until
 
 pytestmark = pytest.mark.slow  # starts the router process and loads MiniLM
 
@@ -141,6 +142,26 @@ def test_only_an_admins_signed_change_reconfigures_the_running_router(tmp_path):
             assert transition(f'{NS}/router_node', step), router.output[-2000:]
         again = route('take a photo of the tower and switch on the spotlight')
         assert again.policy == 'cdbv3' and len(again.tools) <= 2
+
+        from diagnostic_msgs.msg import DiagnosticArray
+
+        from tool_router.ros.session import RosSession
+        session = RosSession('cfg_diag')
+        seen: list[dict[str, str]] = []
+        session.node.create_subscription(
+            DiagnosticArray, '/diagnostics',
+            lambda m: seen.extend({kv.key: kv.value for kv in st.values} for st in m.status
+                                  if st.name.endswith(f'{NS}/router_node')), 10)
+        def shown_on_diagnostics() -> bool:
+            session.executor.spin_once(timeout_sec=0.2)
+            return any(v.get('config_changes') == '3' for v in seen)
+
+        try:
+            assert wait_until(shown_on_diagnostics, 60), seen[-1:]
+        finally:
+            session.close()
+        last = next(v for v in seen if v.get('config_changes') == '3')
+        assert last['config_last_change'] == 'max_tools: 1 -> 2 (by root)'
 
         shown = cli('show', '--json', home=attacker)  # reading is open, like `ros2 param get`
         assert shown.returncode == 0, shown.stderr

@@ -681,6 +681,10 @@ class RouterNode(LifecycleNode):
         values.update({k: str(v) for k, v in self._acks.counters().items()})
         values.update({k: str(v) for k, v in self._answers.counters.items()})
         values['answers_waiting'] = str(self._answer_backlog)
+        with self._lock:  # signed configuration changes since start (tool-router config show)
+            values['config_changes'] = str(len(self._change_log))
+            if self._change_log:
+                values['config_last_change'] = self._change_log[-1]
         values['selections_waiting_for_executor'] = str(len(self._outbox))
         values['selections_never_sent'] = str(self._outbox.dropped)
         values['selections_sent_again'] = str(self._outbox.resent)
