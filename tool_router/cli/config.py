@@ -14,6 +14,8 @@ import sys
 
 from tool_router.cli.common import add_signing_args
 
+ROUTER_HINT = 'is the router running, in this namespace (--namespace) and ROS domain?'
+
 
 def node_name(args: argparse.Namespace) -> str:
     """The router's fully qualified name (``/uav1/router_node``)."""
@@ -30,7 +32,7 @@ def cmd_config(args: argparse.Namespace) -> int:
     service = f'{node}/set_config'
     if args.action == 'show':
         resp = call_service(SetConfig, service, SetConfig.Request(), args.timeout,
-                            what='the question did not arrive')
+                            what='the question did not arrive', hint=ROUTER_HINT)
         if args.json:
             print(json.dumps({'node': node, 'changed': list(resp.changed)}))
         else:
@@ -54,8 +56,12 @@ def cmd_config(args: argparse.Namespace) -> int:
             return 2
     operator_name = args.operator or getpass.getuser()
     key, key_id = _key(args, operator_name)
-    parameters = [Parameter(name, value=value).to_parameter_msg()
-                  for name, value in changes.items()]
+    try:
+        parameters = [Parameter(name, value=value).to_parameter_msg()
+                      for name, value in changes.items()]
+    except (TypeError, ValueError) as exc:  # a list of mixed types has no parameter type
+        print(f'tool-router: config set: {exc}', file=sys.stderr)
+        return 2
 
     def make() -> SetConfig.Request:  # signed afresh for each attempt: a resent nonce is a replay
         signed = signing.sign_config(key, key_id, node, changes)
@@ -64,7 +70,7 @@ def cmd_config(args: argparse.Namespace) -> int:
                                  signature=signed.signature)
 
     resp = call_service(SetConfig, service, make(), args.timeout, probe=SetConfig.Request(),
-                        resend=make, what='the change was not delivered')
+                        resend=make, what='the change was not delivered', hint=ROUTER_HINT)
     if args.json:
         print(json.dumps({'node': node, 'success': resp.success, 'message': resp.message,
                           'changed': list(resp.changed)}))

@@ -61,7 +61,8 @@ def call_confirm(request_id: str, tool: str, approve: bool, operator_name: str,
 
 def call_service(srv_type: Any, service: str, request: Any, timeout_s: float = 10.0,
                  prefix: str = 'tool_router_cli', probe: Any = None,
-                 resend: Callable[[], Any] | None = None, what: str = '') -> Any:
+                 resend: Callable[[], Any] | None = None, what: str = '',
+                 hint: str = 'is the executor running? `tool-router serve`') -> Any:
     """Call one service and return its response; ToolRouterError when nobody answers in time.
 
     ``probe``: a request that changes nothing, sent until answered before ``request`` (the
@@ -77,7 +78,7 @@ def call_service(srv_type: Any, service: str, request: Any, timeout_s: float = 1
         client = session.node.create_client(srv_type, service, qos_profile=client_qos())
         if not client.wait_for_service(timeout_sec=timeout_s):
             raise ToolRouterError(f'{lost}service {service} not available after {timeout_s:g} s',
-                                  hint='is the executor running? `tool-router serve`')
+                                  hint=hint)
         if probe is not None and _ask(session, client, probe, deadline, PROBE_TIMEOUT_S,
                                       lambda: probe) is None:
             raise ToolRouterError(f'{lost}{service} never answered within {timeout_s:g} s '
