@@ -51,6 +51,7 @@ def test_an_order_with_a_speed_gets_set_speed_with_its_clauses_score():
     ('if the wind exceeds 30 km/h, land', ['land', 'wind_estimate']),  # a condition's speed
     ('land when the ground speed drops below 5 km/h', ['land', 'velocity_estimate']),
     ('are we flying at 10 m/s?', ['velocity_estimate']),  # a question
+    ('announce on the speaker that we fly at 5 m/s', ['speaker_broadcast']),  # a message
     ("don't fly faster than 5 m/s, go to the gate", ['goto_waypoint']),  # no "at"
     ('cruise at 25 kph', ['set_speed']),  # already there
     ('go to the gate at 3 m/s', []),  # the policy answered nothing: nothing to add to

@@ -7,7 +7,8 @@ and "metres per second", and for moves other than ``goto_waypoint`` ("orbit the 
 m/s", "follow the car at 10 m/s", "head home at 8 m/s"). The rule reads what the clause
 splitter left of an order (its condition is a clause of its own, so "if the wind exceeds 30
 km/h, land" names no speed to fly at), never a clause that asks about a state ("are we flying
-at 10 m/s?": routing/questions.py), and adds ``set_speed`` with the score of the best tool
+at 10 m/s?": routing/questions.py) nor one that carries a message ("announce that we fly at
+5 m/s"), and adds ``set_speed`` with the score of the best tool
 chosen from that clause. docs/CONVENTIONS.md, "Explicit speeds".
 """
 from __future__ import annotations
@@ -33,6 +34,12 @@ EXPLICIT_SPEED = re.compile(
     rf'(?P<n>\d+(?:[.,]\d+)?)\s*(?P<u>{_UNIT})(?![\w/])', re.IGNORECASE)
 
 
+# a clause that carries a message names a speed for someone to hear, not one to fly at
+# ("announce on the speaker that we fly at 5 m/s")
+MESSAGE = re.compile(r'\b(?:announce|tell|broadcast|say|says|said|shout|warn|notify|inform|'
+                     r'message|radio|report|play|read\s+out)\b', re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class SpeedAdded:
     """``set_speed`` added for the clause that names a speed to fly at."""
@@ -54,7 +61,8 @@ def add_explicit_speeds(decision: Decision, text: str, catalog: Catalog
         return decision, None
     for cm in clause_moods(text):
         c = cm.clause
-        if c.role != 'action' or c.steering or c.negated or cm.mood.kind == QUESTION:
+        if (c.role != 'action' or c.steering or c.negated or cm.mood.kind == QUESTION
+                or MESSAGE.search(c.text)):
             continue
         speed = explicit_speed(c.text)
         if not speed:
