@@ -59,3 +59,19 @@ def test_an_order_with_a_speed_gets_set_speed_with_its_clauses_score():
 def test_no_speed_to_fly_at_adds_nothing(text, tools):
     d, added = add_explicit_speeds(_decision(tools), text, CATALOG)
     assert added is None and d.tools == tools
+
+
+def test_set_speed_is_gated_as_its_clause_is():
+    """A gated move changes speed when it starts, not at once (no gated action runs early)."""
+    text = 'if the battery drops below 30%, come home at 8 m/s'
+    gated = Decision('lcr', ['battery_status', 'return_to_home'], [0.99, 0.94],
+                     clause_index={'battery_status': 0, 'return_to_home': 1},
+                     conditions={'return_to_home': 'if the battery drops below 30%'})
+    d, _ = add_explicit_speeds(gated, text, CATALOG)
+    assert d.conditions['set_speed'] == 'if the battery drops below 30%'
+    # a policy that gave the clause's tools no condition: the splitter's own condition gates it
+    plain = Decision('cdbv3', ['return_to_home'], [0.9], clause_index={'return_to_home': 1})
+    d, _ = add_explicit_speeds(plain, text, CATALOG)
+    assert d.conditions['set_speed'] == 'if the battery drops below 30%'
+    d, _ = add_explicit_speeds(_decision(['follow_target']), 'follow the car at 10 m/s', CATALOG)
+    assert 'set_speed' not in d.conditions

@@ -8,8 +8,9 @@ m/s", "follow the car at 10 m/s", "head home at 8 m/s"). The rule reads what the
 splitter left of an order (its condition is a clause of its own, so "if the wind exceeds 30
 km/h, land" names no speed to fly at), never a clause that asks about a state ("are we flying
 at 10 m/s?": routing/questions.py) nor one that carries a message ("announce that we fly at
-5 m/s"), and adds ``set_speed`` with the score of the best tool
-chosen from that clause. docs/CONVENTIONS.md, "Explicit speeds".
+5 m/s"), and adds ``set_speed`` with the score of the best tool chosen from that clause and
+that clause's condition ("if the battery drops below 30%, come home at 8 m/s": the speed
+changes when the return does). docs/CONVENTIONS.md, "Explicit speeds".
 """
 from __future__ import annotations
 
@@ -77,7 +78,15 @@ def add_explicit_speeds(decision: Decision, text: str, catalog: Catalog
                                         round(score, 4))]
         clause_index = dict(decision.clause_index)
         clause_index[SET_SPEED] = c.index
+        # gated as its clause is: "if the battery drops below 30%, come home at 8 m/s" changes
+        # the speed when the return starts, not now
+        conditions = dict(decision.conditions)
+        gate = next((decision.conditions[t] for t in decision.tools
+                     if decision.clause_index.get(t) == c.index and decision.conditions.get(t)),
+                    c.condition)
+        if gate:
+            conditions[SET_SPEED] = gate
         added = replace(decision, tools=[*decision.tools, SET_SPEED], scores=[*scores, score],
-                        evidence=evidence, clause_index=clause_index)
+                        evidence=evidence, clause_index=clause_index, conditions=conditions)
         return added, SpeedAdded(c.text, speed)
     return decision, None
