@@ -39,6 +39,30 @@ def flatten(values: dict[str, Any], prefix: str = '') -> list[str]:
     return names
 
 
+def set_dotted(tree: dict[str, Any], name: str, value: Any) -> None:
+    """Set the dotted ``name`` (``llm.url``) in the nested dict ``tree``, making sections.
+
+    A section that is not a dict (a value where a section was expected) takes nothing: the
+    value is dropped, and validation reports the name if it matters.
+    """
+    target = tree
+    *parents, leaf = name.split('.')
+    for part in parents:
+        nested = target.setdefault(part, {})
+        target = nested if isinstance(nested, dict) else {}
+    target[leaf] = value
+
+
+def named_with_close_match(names: Iterable[str], known: Iterable[str]) -> str:
+    """``'polcy' (did you mean 'policy'?), 'zzz'``: each name, with its closest known one."""
+    candidates = sorted(known)
+    parts = []
+    for name in names:
+        close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
+        parts.append(f'{name!r} (did you mean {close[0]!r}?)' if close else repr(name))
+    return ', '.join(parts)
+
+
 def section(name: str) -> str:
     """The top-level part of a dotted parameter name (``llm`` of ``llm.url``)."""
     return name.split('.', 1)[0]
@@ -111,11 +135,7 @@ def unknown_names(given: Iterable[str], known: Iterable[str],
 
 def unknown_problem(node: str, unknown: list[str], known: Iterable[str]) -> str:
     """One line naming each unknown parameter and its closest known name, if one is close."""
-    candidates = sorted(set(known) | ROS_OWN)
-    parts = []
-    for name in unknown:
-        close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
-        parts.append(f'{name!r} (did you mean {close[0]!r}?)' if close else repr(name))
     noun = 'parameter' if len(unknown) == 1 else 'parameters'
-    return (f'unknown {noun} {", ".join(parts)}: {node} refuses to start on a name it does '
-            'not know (a misspelt one would silently keep its default)')
+    return (f'unknown {noun} {named_with_close_match(unknown, set(known) | ROS_OWN)}: {node} '
+            'refuses to start on a name it does not know (a misspelt one would silently keep '
+            'its default)')

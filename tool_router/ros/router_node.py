@@ -35,7 +35,8 @@ from rclpy.parameter import Parameter
 from tool_router.routing.config import (BaseRouterConfig, RouterConfig, load_router_config,
                                         router_doors)
 from tool_router.common.errors import ConfigError, ToolRouterError, first_error, one_line
-from tool_router.common.param_doors import flatten, unknown_names, unknown_problem
+from tool_router.common.param_doors import (flatten, set_dotted, unknown_names,
+                                            unknown_problem)
 from tool_router.common import signing
 from tool_router.common.conditions import condition_notes
 from tool_router.common.places import Place, load_places
@@ -192,18 +193,9 @@ class RouterNode(LifecycleNode):
             raise ConfigError(unknown_problem('router_node', unknown, self._names),
                               hint='every name: config/router.yaml')
         for name in sorted(set(self._parameter_overrides) - set(self._names) - NODE_PARAMS):
-            target = values
-            *parents, leaf = name.split('.')
-            for part in parents:
-                nested = target.setdefault(part, {})
-                target = nested if isinstance(nested, dict) else {}
-            target[leaf] = self._parameter_overrides[name].value
+            set_dotted(values, name, self._parameter_overrides[name].value)
         for name, value in self._signed.items():  # signed changes outlive a reconfigure
-            target = values
-            *parents, leaf = name.split('.')
-            for part in parents:
-                target = target.setdefault(part, {})
-            target[leaf] = value
+            set_dotted(values, name, value)
         return RouterConfig.model_validate(values)
 
     def on_configure(self, state: State) -> TransitionCallbackReturn:
@@ -322,11 +314,7 @@ class RouterNode(LifecycleNode):
             return SetParametersResult(successful=False, reason=refusal)
         merged = parameters_as_dict(self, self._names)
         for name, value in changed.items():
-            target = merged
-            *parents, leaf = name.split('.')
-            for part in parents:
-                target = target[part]
-            target[leaf] = value
+            set_dotted(merged, name, value)
         try:
             self._staged = RouterConfig.model_validate(merged)
         except pydantic.ValidationError as exc:

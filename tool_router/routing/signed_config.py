@@ -26,7 +26,6 @@ process ends: a lifecycle cleanup and configure keeps it; a restart reads the pa
 """
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import threading
@@ -37,7 +36,8 @@ from typing import Any, Literal, Mapping
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tool_router.common.errors import ConfigError, first_error
-from tool_router.common.param_doors import RESTART, flatten, section
+from tool_router.common.param_doors import (RESTART, flatten, named_with_close_match, section,
+                                            set_dotted)
 from tool_router.common.paths import ros_home
 from tool_router.routing.config import BaseRouterConfig, router_doors
 
@@ -66,6 +66,13 @@ def default_config_dir() -> Path:
     return ros_home() / 'tool_router' / 'config_changes'
 
 
+def get_dotted(tree: Mapping[str, Any], name: str) -> Any:
+    """The value of the dotted ``name`` in the nested dict ``tree`` (a known name)."""
+    for part in name.split('.'):
+        tree = tree[part]
+    return tree
+
+
 def staged(config: BaseRouterConfig, changes: Mapping[str, Any]
            ) -> tuple[BaseRouterConfig, dict[str, tuple[Any, Any]]]:
     """``config`` with ``changes`` (dotted names) applied, and what changed (old, new).
@@ -79,11 +86,7 @@ def staged(config: BaseRouterConfig, changes: Mapping[str, Any]
     known = set(flatten(current))
     unknown = sorted(n for n in changes if n not in known)
     if unknown:
-        parts = []
-        for name in unknown:
-            close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
-            parts.append(f'{name!r} (did you mean {close[0]!r}?)' if close else repr(name))
-        raise ConfigError(f'unknown parameter {", ".join(parts)}',
+        raise ConfigError(f'unknown parameter {named_with_close_match(unknown, known)}',
                           hint='every name: config/router.yaml')
     allowed = signed_names(config)
     fixed = sorted(n for n in changes if section(n) not in allowed)
@@ -95,13 +98,10 @@ def staged(config: BaseRouterConfig, changes: Mapping[str, Any]
     merged = json.loads(json.dumps(current))
     diff: dict[str, tuple[Any, Any]] = {}
     for name, value in changes.items():
-        target = merged
-        *parents, leaf = name.split('.')
-        for part in parents:
-            target = target[part]
-        if target[leaf] != value:
-            diff[name] = (target[leaf], value)
-        target[leaf] = value
+        old = get_dotted(current, name)
+        if old != value:
+            diff[name] = (old, value)
+        set_dotted(merged, name, value)
     try:
         new = type(config).model_validate(merged)
     except ValidationError as exc:
