@@ -250,3 +250,25 @@ def test_a_flood_of_refusals_writes_a_bounded_summary_not_a_record_each(rig):
     assert len(rig.journal.lines) == 4
     # a genuine request in the middle of it is served
     assert rig.intake.accept(*signed(rig, 'g1', ['rgb_camera'])).accepted
+
+
+def test_the_screen_checks_the_router_signature_on_raw_fields_before_any_selection_is_built(rig):
+    sel, sig = signed(rig, 's1', ['rgb_camera'])
+    raw = ('s1', 'take a photo', sel.tools, [c.clause_index for c in sel.choices],
+           [c.condition for c in sel.choices])
+    assert rig.intake.screen(*raw, sig) is None  # the router signed exactly these fields
+    assert rig.journal.kinds() == [] and rig.submitted == []  # a screen neither writes nor queues
+    # any field changed after signing fails the screen, and the refusal goes through the budget
+    changed = [('s1', 'take a photo', ['payload_release'], raw[3], raw[4]),
+               ('s1', 'take a photo', raw[2], [5], raw[4]),
+               ('s1', 'take a photo', raw[2], raw[3], ['battery < 20%']),
+               ('s1', 'land now', *raw[2:]), ('s2', *raw[1:])]
+    for fields in changed:
+        ack = rig.intake.screen(*fields, sig)
+        assert ack is not None and not ack.accepted
+        assert ack.reason.startswith('refused (bad_router_signature)'), fields
+    assert rig.journal.kinds() == ['security'] * len(changed)
+    unsigned = rig.intake.screen(*raw, sig.model_copy(update={'router_signature': ''}))
+    assert unsigned is not None and 'no router signature' in unsigned.reason
+    # the screen uses nothing up: the genuine selection is still accepted, once
+    assert rig.intake.accept(sel, sig).accepted and rig.submitted == [(0, False)]

@@ -23,7 +23,9 @@ runs :meth:`Intake.run` on a worker for each ticket the intake submits. The rule
 7. **Floods** (docs/SECURITY.md, "Floods"): refusals are written one by one only up to a
    budget (:class:`RefusalBudget`: ``refusals_per_window`` per ``refusal_window_s``); past it
    they are counted, and one ``refusals_summarized`` record per window says how many, why and
-   from which key ids, so a flood of forged selections costs no fsync per message; those
+   from which key ids, so a flood of forged selections costs no fsync per message; the node
+   checks the router's signature on the message's raw fields (:meth:`Intake.screen`) before
+   it builds a :class:`Selection`, so a forged one costs no validation either; those
    over the budget are not acknowledged either (an ack per forged message would flood the ack
    topic and every router listening to it). The same
    genuine selection received again (the router re-sends until it is acknowledged: a copy may
@@ -41,7 +43,7 @@ import threading
 import time
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Callable, Protocol, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -337,25 +339,36 @@ class Intake:
         self.submit(ticket, urgent(selection))
         return True, ''
 
-    def _check_router(self, selection: Selection, signatures: Signatures) -> Ack | None:
-        """None when the router signed these tools (or need not); else the refusal's ack."""
+    def screen(self, request_id: str, request_text: str, tools: Sequence[str],
+               clause_indexes: Sequence[int], conditions: Sequence[str],
+               signatures: Signatures) -> Ack | None:
+        """Rule 1 on a message's raw fields, before it is read into a :class:`Selection`.
+
+        None when the router signed these tools, clauses, conditions and request (or need not);
+        else the refusal's ack. The node calls this first so that a flood of forged selections
+        costs one HMAC each, not a validated model (rule 7); :meth:`accept` checks again.
+        """
         if not self.rules.require_router_signature:
             return None
         if self._key is None:
             try:
                 self._key = self.router_key()
             except ConfigError as exc:
-                return self._refuse(selection, signatures, 'no_router_key',
+                return self._refuse(request_id, tools, signatures, 'no_router_key',
                                     f'{exc}; the router creates it at configure')
-        choices = selection.choices
-        if router_signature_ok(self._key, signatures.router_signature, selection.request_id,
-                               selection.request_text, [c.tool for c in choices],
-                               [c.clause_index for c in choices],
-                               [c.condition for c in choices], signatures.nonce):
+        if router_signature_ok(self._key, signatures.router_signature, request_id, request_text,
+                               tools, clause_indexes, conditions, signatures.nonce):
             return None
         detail = ('no router signature' if not signatures.router_signature else
                   'the router signature does not match these tools, conditions and request')
-        return self._refuse(selection, signatures, 'bad_router_signature', detail)
+        return self._refuse(request_id, tools, signatures, 'bad_router_signature', detail)
+
+    def _check_router(self, selection: Selection, signatures: Signatures) -> Ack | None:
+        """None when the router signed these tools (or need not); else the refusal's ack."""
+        choices = selection.choices
+        return self.screen(selection.request_id, selection.request_text,
+                           [c.tool for c in choices], [c.clause_index for c in choices],
+                           [c.condition for c in choices], signatures)
 
     def _check_requester(self, selection: Selection, signatures: Signatures) -> str | Ack:
         """The verified requester ('' = unsigned and allowed), or the refusal's ack."""
@@ -367,25 +380,26 @@ class Intake:
             self.rules.execute_max_age_s, signatures.policy, signatures.max_tools)
         if verdict.ok:
             return verdict.operator_name
-        return self._refuse(selection, signatures, verdict.reason, verdict.detail)
+        return self._refuse(selection.request_id, selection.tools, signatures, verdict.reason,
+                            verdict.detail)
 
-    def _refuse(self, selection: Selection, signatures: Signatures, reason: str,
-                detail: str) -> Ack:
+    def _refuse(self, request_id: str, tools: Sequence[str], signatures: Signatures,
+                reason: str, detail: str) -> Ack:
         """Record a refused selection as a security event; the refusal's ack."""
-        owner = self.verifier.owner(signatures.key_id)
         with self._lock:
             own_record = self.budget.allow(self.clock(), reason, signatures.key_id)
-        reply = Ack(selection.request_id, False,
+        reply = Ack(request_id, False,
                     f'refused ({reason}): {detail}; nothing was dispatched')
         if not own_record:  # a flood: counted, summarized by tick(), not even acknowledged
             return Ack(reply.request_id, False, reply.reason, publish=False)
+        owner = self.verifier.owner(signatures.key_id)
         self.journal.security(SecurityRecord(
-            event='execute_refused', stamp=self.clock(), request_id=selection.request_id[:200],
-            tools=[t[:100] for t in selection.tools[:64]], claimed_operator=owner,
+            event='execute_refused', stamp=self.clock(), request_id=request_id[:200],
+            tools=[t[:100] for t in tools[:64]], claimed_operator=owner,
             key_id=signatures.key_id[:100], key_owner=owner, reason=reason,
             detail=detail))
         self.log('warning',
-                 f'SECURITY: refused to execute request {selection.request_id!r} '
-                 f'({", ".join(selection.tools)}) signed with key {signatures.key_id!r}'
+                 f'SECURITY: refused to execute request {request_id!r} '
+                 f'({", ".join(tools)}) signed with key {signatures.key_id!r}'
                  f'{f" of {owner}" if owner else ""}: {reason}: {detail}')
         return reply

@@ -63,7 +63,7 @@ from tool_router.msg import (ConfirmationRequest, ExecutionTrace, PendingConfirm
                              SelectedCapabilities, SelectionAck, WatchEvent)
 from tool_router.ros.common import (ack_qos, declare_from_dict, declare_open, latched,
                                     level_logger, parameter_descriptions, parameters_as_dict,
-                                    refuse_fixed, spin, startup_problem)
+                                    refuse_fixed, spin, startup_problem, take_waiting)
 from tool_router.ros.convert import (pending_msg, selection_from_msg, trace_msg,
                                      watch_event_msg, watch_state_msg)
 from tool_router.ros.executor_io import RosConfirmer, RosDispatcher
@@ -75,6 +75,9 @@ RESTART_REASON = 'executor restarted: watches do not survive a restart'
 
 DIAGNOSTICS_PERIOD_S = 1.0  # the executor's /diagnostics and trace-backlog flush period
 TELEMETRY_PERIOD_S = 0.25  # the MAVLink link's vehicle/* topics (4 Hz)
+# the selection reader's history, and the most selections one callback takes (the rest wait
+# for the next callback, so a flood cannot hold the selection callback forever)
+SELECTION_DEPTH = 50
 LEVELS = {'OK': DiagnosticStatus.OK, 'WARN': DiagnosticStatus.WARN,
           'ERROR': DiagnosticStatus.ERROR}
 
@@ -301,14 +304,14 @@ class ExecutorNode(LifecycleNode):
         self.desk = Desk(self.book, self.verifier, self.watches, self._sink.security,
                          insecure_confirmations=c.insecure_confirmations, log=self._log)
         watch_group = MutuallyExclusiveCallbackGroup()
+        self._selections = self.create_subscription(
+            SelectedCapabilities, c.selection_topic, self._on_selection, SELECTION_DEPTH,
+            callback_group=MutuallyExclusiveCallbackGroup())
         self._activity = [
             (self.create_service(ConfirmTool, c.confirm_service, self._on_confirm,
                                  callback_group=MutuallyExclusiveCallbackGroup()),
              self.destroy_service),
-            (self.create_subscription(SelectedCapabilities, c.selection_topic,
-                                      self._on_selection, 50,
-                                      callback_group=MutuallyExclusiveCallbackGroup()),
-             self.destroy_subscription),
+            (self._selections, self.destroy_subscription),
             (self.create_service(ListWatches, c.list_watches_service, self._on_list_watches,
                                  callback_group=watch_group), self.destroy_service),
             (self.create_service(CancelWatch, c.cancel_watch_service, self._on_cancel_watch,
@@ -473,16 +476,32 @@ class ExecutorNode(LifecycleNode):
 
     # -- callbacks ---------------------------------------------------------
     def _on_selection(self, msg: SelectedCapabilities) -> None:
+        """Take this selection and the ones already waiting behind it (a flood's defence)."""
+        self._take_selection(msg)
+        for waiting in take_waiting(self._selections, SELECTION_DEPTH):
+            self._take_selection(waiting)
+
+    def _take_selection(self, msg: SelectedCapabilities) -> None:
         try:
+            signatures = Signatures(router_signature=msg.router_signature,
+                                    policy=msg.requested_policy,
+                                    max_tools=int(msg.requested_max_tools), key_id=msg.key_id,
+                                    timestamp=float(msg.timestamp), nonce=msg.nonce,
+                                    signature=msg.signature)
+            # the router's signature before the message is read in full: a forged one costs
+            # one HMAC, not a validated Selection (docs/SECURITY.md, "Floods")
+            choices = msg.choices
+            refused = self.intake.screen(msg.request_id, msg.request_text,
+                                         [ch.tool for ch in choices],
+                                         [ch.clause_index for ch in choices],
+                                         [ch.condition for ch in choices], signatures)
+            if refused is not None:
+                self._ack(refused, msg.router_signature)
+                return
             selection = selection_from_msg(msg)
         except pydantic.ValidationError as exc:
             self.get_logger().error(f'unusable selection {msg.request_id!r}: {first_error(exc)}')
             return
-        signatures = Signatures(router_signature=msg.router_signature,
-                                policy=msg.requested_policy,
-                                max_tools=int(msg.requested_max_tools), key_id=msg.key_id,
-                                timestamp=float(msg.timestamp), nonce=msg.nonce,
-                                signature=msg.signature)
         self._ack(self.intake.accept(selection, signatures), msg.router_signature)
 
     def _submit(self, ticket: int, urgent: bool) -> None:
