@@ -33,7 +33,9 @@ from tool_router.common.paths import config_path, ros_home
 from tool_router.routing.policies.base import Decision, Policy, claim_clauses, request_clock
 from tool_router.routing.policies.registry import PolicyContext, Registry
 from tool_router.routing.question_probe import QuestionProbe, load_probe
+from tool_router.routing.parameters import drop_parameter_tools
 from tool_router.routing.speeds import add_explicit_speeds
+from tool_router.routing.until_seen import add_until_seen
 from tool_router.routing.questions import answer_questions
 from tool_router.routing.safety import Screen, visible
 from tool_router.routing.validate import validate_selection
@@ -438,6 +440,9 @@ class Router:
         finally:
             with self._in_flight_lock:
                 self._in_flight -= 1
+        if not screened.empty:
+            # a clause about autopilot parameters selects nothing (routing/parameters.py)
+            decision, _ = drop_parameter_tools(decision, screened.text, self.catalog)
         drops: list[QuestionDrop] = []
         if config.state_questions and not screened.empty:
             # a clause that asks about a state is answered by a sensor, never an actuator,
@@ -452,6 +457,8 @@ class Router:
         if not screened.empty:
             # an explicit speed in an order adds set_speed (routing/speeds.py; ANNOTATION.md)
             decision, _ = add_explicit_speeds(decision, screened.text, self.catalog)
+            # "go ... until you see X" moves and looks (routing/until_seen.py; ANNOTATION.md)
+            decision, _ = add_until_seen(decision, screened.text, self.catalog)
         checked = validate_selection(decision.tools, decision.scores, self.catalog, bound)
         # every served tool in a clause, with its condition, whatever the policy (gated actions
         # of policies that do not read clauses would otherwise run at once)
