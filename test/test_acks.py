@@ -107,3 +107,28 @@ def test_a_sent_selection_goes_again_until_its_ack_or_its_deadline():
     assert box.take(matched=True)[0] == ['msg-b'] and box.resent == 3
     clock.now += 1.0  # past b's deadline: never again
     assert box.take(matched=True) == ([], []) and len(box) == 0
+
+
+def test_a_genuine_ack_of_the_copy_being_sent_stops_its_resends():
+    from types import SimpleNamespace
+
+    from tool_router.ros.acks import RESEND_S
+    clock = Clock()
+    box = Outbox(clock)
+    msg = SimpleNamespace(router_signature='aa' * 32)
+    box.track('a', msg, 2.0)  # a request-topic selection: nobody waits for its ack
+    checked = []
+
+    def genuine(ok):
+        return lambda: checked.append(ok) or ok
+
+    # an ack naming another selection stops nothing, and costs no signature check
+    assert not box.acknowledged('a', 'bb' * 32, genuine(True)) and checked == []
+    assert not box.acknowledged('z', 'aa' * 32, genuine(True)) and checked == []
+    # a forged ack (bad executor signature) stops nothing
+    assert not box.acknowledged('a', 'aa' * 32, genuine(False)) and checked == [False]
+    clock.now += RESEND_S
+    assert box.take(matched=True)[0] == [msg]
+    assert box.acknowledged('a', 'aa' * 32, genuine(True))
+    clock.now += RESEND_S
+    assert box.take(matched=True) == ([], []) and len(box) == 0

@@ -39,6 +39,8 @@ class RosPeer:
         self._pubs: dict[str, object] = {}
         self._clients: dict[tuple, object] = {}
         self.messages: dict[str, list] = {}
+        self._ack_subs: dict[str, object] = {}
+        self.acked: set[str] = set()  # request ids an executor acknowledged (or refused)
 
     def _spin(self) -> None:
         try:
@@ -73,8 +75,37 @@ class RosPeer:
         if router_signed:  # as the router does: the executors here read the default key file
             msg.router_signature = signing.selection_signature(msg)
         msg.stamp = self.node.get_clock().now().to_msg()
-        self.publisher(topic).publish(msg)
+        self.send(topic, msg)
         return rid
+
+    def send(self, topic: str, msg, again_s: float = 0.5, within_s: float = 5.0) -> bool:
+        """Publish ``msg``, again every ``again_s`` until an executor acknowledges it (or
+        ``within_s`` passes), as the router does: the executor's reader is best effort, so the
+        first sample after discovery can be lost (its reader had not matched this writer yet).
+        The executor answers a copy it has with the first copy's ack and runs it once. Whether
+        an ack (accepted or refused) arrived."""
+        pub = self.publisher(topic)
+        self._watch_acks(topic)
+        end = time.monotonic() + within_s
+        while True:
+            pub.publish(msg)
+            left = min(again_s, end - time.monotonic())
+            if wait_until(lambda: msg.request_id in self.acked, left):
+                return True
+            if time.monotonic() >= end:
+                return False
+
+    def _watch_acks(self, topic: str) -> None:
+        """Subscribe to the ack topics an executor reading ``topic`` may answer on."""
+        from tool_router.msg import SelectionAck
+        from tool_router.ros.common import ack_qos
+        parent = topic.rsplit('/', 1)[0]
+        grand = parent.rsplit('/', 1)[0]
+        for name in {'/executor/acks', f'{parent}/acks', f'{parent}/executor/acks',
+                     f'{grand}/executor/acks'}:
+            if name not in self._ack_subs:
+                self._ack_subs[name] = self.node.create_subscription(
+                    SelectionAck, name, lambda m: self.acked.add(m.request_id), ack_qos())
 
     def watch(self, msg_type, topic: str, qos=10, wait_s: float = 30.0) -> list:
         """Subscribe; return the list messages arrive in, once a publisher has been seen.

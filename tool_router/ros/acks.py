@@ -22,11 +22,15 @@ published is answered :func:`no_subscriber_reason`, and is dropped at the deadli
 executor that matches later never runs a selection whose answer said "not executed".
 
 A selection that went out but has no ack yet is sent again every :data:`RESEND_S` until its
-ack arrives or its deadline passes (:meth:`Outbox.track`): DDS delivers it reliably to a reader
-that keeps up, but an executor whose reader is flooded (a keyless process publishing forged
-selections) drops the oldest samples of its history, the genuine one among them. The executor
-answers a copy it already has with the first copy's ack and runs it once
-(tool_router/executor/intake.py, rule 7).
+ack arrives or its deadline passes (:meth:`Outbox.track`; a selection of the request topic,
+which nobody waits for, until a genuine ack of it arrives: :meth:`Outbox.acknowledged`). The
+executor's reader is best effort: an executor whose reader is flooded (a keyless process
+publishing forged selections) drops samples, the genuine one among them, and each copy is a
+fresh chance. (With a reliable reader a dropped genuine sample stalled the router's writer:
+its later copies waited behind the retransmission, and a re-sent request was served 63 times in
+100 against 99 with the best-effort reader; docs/SECURITY.md, "Floods".) The executor answers a
+copy it already has with the first copy's ack and runs it once (tool_router/executor/intake.py,
+rule 7).
 
 Anyone on the DDS domain can publish on the ack topic, so an ack counts only when it carries
 the executor's signature (HMAC-SHA256 by ``executor_key_file``'s key over
@@ -159,6 +163,10 @@ class AckBook:
         self.deliver(request_id, bool(msg.accepted), str(msg.reason))
         return ''
 
+    def genuine(self, msg: Any) -> bool:
+        """Whether an ack carries the executor's valid signature (whoever waits for it)."""
+        return bool(msg.signature) and self.key is not None and ack_signature_ok(self.key, msg)
+
     def deliver(self, request_id: str, accepted: bool, reason: str) -> bool:
         """A verified ack arrived; acks nobody waits for (late, another router's) are ignored."""
         with self._lock:
@@ -185,7 +193,9 @@ class AckBook:
 
 
 GONE_KEPT = 1000  # dropped request ids remembered for their answers' reason
-RESEND_S = 0.25  # a sent selection with no ack yet is sent again this often
+# a sent selection with no ack yet is sent again this often: under a flat-out flood about half
+# the copies reach the executor (benchmarks/flood.py), so 20 copies in the default 2 s window
+RESEND_S = 0.1
 
 
 class Outbox:
@@ -218,6 +228,24 @@ class Outbox:
             self._items.pop(request_id, None)
             self._sent.pop(request_id, None)
             self._resend.discard(request_id)
+
+    def acknowledged(self, request_id: str, selection_signature: str,
+                     genuine: Callable[[], bool]) -> bool:
+        """An ack answers this selection: stop sending it again (True if it was being sent).
+
+        For selections nobody waits for (the request topic's). The ack must name the router
+        signature of the copy being sent and be ``genuine()`` (the executor's signature,
+        checked only for a selection being sent, so a flood of acks costs no HMAC each).
+        """
+        with self._lock:
+            sent = self._sent.get(request_id)
+            if sent is None or getattr(sent[0], 'router_signature', None) != selection_signature:
+                return False
+        if not genuine():
+            return False
+        with self._lock:
+            self._sent.pop(request_id, None)
+        return True
 
     def track(self, request_id: str, message: Any, timeout_s: float) -> None:
         """``message`` went out: send it again every RESEND_S until forgotten or ``timeout_s``."""

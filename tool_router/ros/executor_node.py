@@ -36,6 +36,7 @@ from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.exceptions import ParameterException
 from rclpy.lifecycle import LifecycleNode, State, TransitionCallbackReturn
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.timer import Timer
 
 from tool_router.common import signing
@@ -305,7 +306,8 @@ class ExecutorNode(LifecycleNode):
                          insecure_confirmations=c.insecure_confirmations, log=self._log)
         watch_group = MutuallyExclusiveCallbackGroup()
         self._selections = self.create_subscription(
-            SelectedCapabilities, c.selection_topic, self._on_selection, SELECTION_DEPTH,
+            SelectedCapabilities, c.selection_topic, self._on_selection,
+            QoSProfile(depth=SELECTION_DEPTH, reliability=ReliabilityPolicy.BEST_EFFORT),
             callback_group=MutuallyExclusiveCallbackGroup())
         self._activity = [
             (self.create_service(ConfirmTool, c.confirm_service, self._on_confirm,

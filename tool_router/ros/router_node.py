@@ -544,6 +544,9 @@ class RouterNode(LifecycleNode):
 
     def _on_ack(self, msg: SelectionAck) -> None:
         why = self._acks.receive(msg)
+        if not why:  # a selection nobody waits for (the request topic's): stop re-sending it
+            self._outbox.acknowledged(str(msg.request_id), str(msg.selection_signature),
+                                      lambda: self._acks.genuine(msg))
         if why:
             self.get_logger().warning(
                 f'SECURITY: ignored an ack for {msg.request_id!r} ({why}): not the '
@@ -566,7 +569,9 @@ class RouterNode(LifecycleNode):
             self.get_logger().warning(f'request {msg.request_id or "?"} rejected: {exc}')
             return
         self._count_answer(result.latency_ms)
-        self._publish(result, execute=msg.execute, signed=msg)
+        # an order is sent again until the executor acknowledges it, as on the service path
+        # (the executor's reader is best effort: a flood or a lossy link drops samples)
+        self._publish(result, execute=msg.execute, signed=msg, resend=msg.execute)
 
     def _take_answered(self, msg: Request) -> None:
         """Queue an answered request for a thread of the answered path (``max_in_flight``).
