@@ -35,6 +35,13 @@ def test_full_prompt_first_then_clauses():
         ('(1) arm (2) take off', ['arm', 'take off']),
         ('1- takeoff to 5 m 2- move 3 m left', ['takeoff to 5 m', 'move 3 m left']),
         ('fly to 47.61, -122.33 and hold', ['fly to 47.61, -122.33', 'hold']),
+        # "next" orders actions, but not as an adjective nor in "next to": one clause each
+        ('take off, next fly to the gate', ['take off', 'fly to the gate']),
+        ('take off next fly to the gate', ['take off', 'fly to the gate']),
+        ('how far to the next waypoint', ['how far to the next waypoint']),
+        ("what's your next stop", ["what's your next stop"]),
+        ('land next to the car', ['land next to the car']),
+        ('fly to the shed and land next to it', ['fly to the shed', 'land next to it']),
     ],
 )
 def test_split_points(text, expected):

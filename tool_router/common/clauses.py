@@ -191,7 +191,14 @@ def _alternation(words: tuple[str, ...]) -> str:
     )
 
 
-_SEPARATOR = re.compile(rf'\b(?:{_alternation(SEQUENCE_SEPARATORS)})\b|&', re.IGNORECASE)
+# "next" orders actions ("take off, next fly to the gate") but not as an adjective or a place:
+# "the next waypoint", "your next stop", "land next to the car" are one clause each
+_NEXT_ADJECTIVE = ''.join(f'(?<!\\b{w} )' for w in (
+    'the', 'a', 'an', 'my', 'our', 'your', 'its', 'his', 'her', 'their', 'this', 'that'))
+_NEXT = rf'{_NEXT_ADJECTIVE}\bnext\b(?!\s+to\b)'
+_SEPARATOR = re.compile(
+    rf'\b(?:{_alternation(tuple(w for w in SEQUENCE_SEPARATORS if w != "next"))})\b|{_NEXT}|&',
+    re.IGNORECASE)
 # ("the moment of truth" is no connective: none is followed by "of")
 _MARKER = re.compile(rf'\b({_alternation(CONDITION_MARKERS + TEMPORAL_MARKERS)})\b(?!\s+of\b)',
                      re.IGNORECASE)
