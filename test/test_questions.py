@@ -375,3 +375,18 @@ def test_the_shipped_router_on_the_dev_question_file(router):
         if r['kind'] in ('polite_order', 'mixed') and not set(r['tools']) & actuators <= tools:
             silent.append((r['request'], sorted(tools)))
     assert not acting and not silent
+
+
+@pytest.mark.parametrize('text', ['target altitude', 'current speed setting', 'winch position',
+                                  'orbit radius', 'gimbal position', 'distance home',
+                                  'distance to home', 'eta to base', 'time to home', 'time left'])
+def test_a_quantity_or_a_way_left_asked_without_a_verb_asks(text):
+    """Terse state requests (REAL_WORDING.md): a quantity of something, how far or how long."""
+    assert [m.mood.kind for m in clause_moods(text)] == [QUESTION]
+
+
+@pytest.mark.parametrize('text', ['hold position', 'hole position', 'gain altitude',
+                                  'altitude 50', 'orbit radius 30 m', 'reduce speed',
+                                  'time to land', 'speed 20 km/h', 'target the red car'])
+def test_a_quantity_with_its_change_or_its_value_stays_an_order(text):
+    assert QUESTION not in [m.mood.kind for m in clause_moods(text)]

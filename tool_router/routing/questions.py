@@ -214,6 +214,22 @@ _MEASURES = _STATUS_NOUNS | frozenset(
 # The quantities no order sets by naming them: "gimbal angle pls" asks, "GUIDED mode", "hold
 # position", "gain some altitude" order
 _READ_ONLY = _STATUS_NOUNS | frozenset("angle pitch tilt length temperature distance".split())
+# A quantity named after what it belongs to or which value it is, no verb and no number:
+# "target altitude", "current speed setting", "orbit radius", "winch position" ask; an order
+# names the change ("hold position", "gain altitude"; "hole position" is a typo of one) or the
+# value ("altitude 50", "orbit radius 30 m"), so the first word must be one of these
+_QUANTITIES = frozenset(
+    "position radius altitude height speed heading setting settings level bearing elevation"
+    .split())
+_QUANTITY_OWNERS = frozenset(
+    """target current present actual commanded orbit orbiting winch hook tether gimbal camera
+    cruise takeoff landing follow following mission""".split())
+# How far or how long to somewhere, asked without a verb: "distance home", "eta to base",
+# "time to home", "time left" (not "time to land": an order)
+_ROUTE_LEFT = re.compile(
+    r"^(?:distance|eta|range)(?:\s+(?:to|from|back|home|left|remaining)\b|$)|"
+    r"^time\s+(?:(?:to|till|until)\s+(?:home|base|launch|destination|the\s+next|next|arrival|"
+    r"landing|touchdown)|left|remaining)\b")
 # Words that say a question goes on into a state ("is it disarmed and safe to approach")
 _STATE_OPENERS = frozenset("safe ready ok okay clear done finished able fine good still".split())
 # A statement beside a question: "the red light is on, so is it filming?" (context, no order)
@@ -339,6 +355,12 @@ def clause_mood(text: str, asked: bool = False, initial: bool = True) -> Mood:
     if 2 <= len(said) <= 4 and said[-1] in _READ_ONLY and first not in _ORDER_VERBS:
         # "gimbal angle pls", "camera tilt": a name and a quantity of it, no verb
         return Mood(QUESTION, f"a quantity asked for ('... {said[-1]}')")
+    if 2 <= len(said) <= 4 and said[-1] in _QUANTITIES and first in _QUANTITY_OWNERS \
+            and not any(ch.isdigit() for w in said for ch in w):
+        # "target altitude", "orbit radius", "winch position": a quantity of something, no verb
+        return Mood(QUESTION, f"a quantity asked for ('... {said[-1]}')")
+    if len(said) <= 6 and _ROUTE_LEFT.match(' '.join(said)):
+        return Mood(QUESTION, f"how far or how long, asked ('{' '.join(said[:2])} ...')")
     if asked and 2 <= len(said) <= 4 and first in _ORDER_VERBS and _participle(said):
         # "winch reeled in?", "camera tilted down?": a name and what was done to it, asked
         # ("record filtered video?" orders: a noun follows the participle)
