@@ -142,9 +142,10 @@ def test_the_rows_are_dev_only_and_labelled_by_the_truth(catalog, tmp_path):
     assert [(r.id, r.question) for r in rows] == [('a', True), ('b', False), ('q1', True)]
 
 
-def test_the_dev_question_file_holds_no_test_request():
+@pytest.mark.parametrize('name', ['dev_questions.jsonl', 'dev_terse_questions.jsonl'])
+def test_the_dev_question_files_hold_no_test_request(name):
     known = reporting_requests(reporting_split_files())
-    path = ROOT / 'benchmarks/data/questions/dev_questions.jsonl'
+    path = ROOT / 'benchmarks/data/questions' / name
     shared = [json.loads(line)['id'] for line in path.read_text().splitlines()
               if normalise_request(json.loads(line)['request']) in known]
     assert shared == []

@@ -362,13 +362,20 @@ def test_the_explanation_round_trips_the_drops(fake_router):
     assert Explanation.from_json(text).questions[0].tool == 'payload_release'
 
 
-def test_the_shipped_router_on_the_dev_question_file(router):
-    """MiniLM and lcr: no dev state question selects an actuator; every polite order acts."""
+@pytest.mark.parametrize('name, every', [('dev_questions.jsonl', 2),
+                                         ('dev_terse_questions.jsonl', 1)])
+def test_the_shipped_router_on_the_dev_question_file(router, name, every):
+    """MiniLM and lcr: no dev state question selects an actuator; every polite order acts.
+
+    ``dev_terse_questions.jsonl``: the terse shapes of REAL_WORDING.md ("distance home",
+    "target altitude", "how far to the next waypoint"), written for the rules of 2026-12-06;
+    kept apart from ``dev_questions.jsonl`` so that the question probe's fit
+    (scripts/fit_model.sh) still reproduces the shipped probe."""
     rows = [json.loads(line) for line in
-            (ROOT / 'benchmarks/data/questions/dev_questions.jsonl').read_text().splitlines()]
+            (ROOT / 'benchmarks/data/questions' / name).read_text().splitlines()]
     actuators = {t.name for t in router.catalog if t.kind is Kind.ACTUATOR}
     acting, silent = [], []
-    for r in rows[::2]:  # a sample: every other line
+    for r in rows[::every]:  # the big file: a sample, every other line
         tools = set(router.route(r['request']).tools)
         if r['kind'] == 'state_question' and tools & actuators:
             acting.append((r['request'], sorted(tools)))
