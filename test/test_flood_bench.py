@@ -27,3 +27,7 @@ def test_flood_smoke(tmp_path):
     assert report['forged_lines_not_refusals'] == 0, report  # nothing forged was received or ran
     assert report['executor_exit_code'] == 0, report
     assert 0 <= report['flooded_acknowledged'] <= 20
+    # the phases that re-send as the router does: every request went out at least once
+    assert set(report['resent_every_s']) == {'0.25', '0.1'}, report
+    for phase in report['resent_every_s'].values():
+        assert phase['copies_per_request'] >= 1 and 0 <= phase['served'] <= 1, report
