@@ -204,7 +204,11 @@ def main(argv: list[str] | None = None) -> int:
                    help='forged selections per second (0 = as fast as one process can)')
     p.add_argument('--out', help='write the JSON report here too')
     args = p.parse_args(argv)
-    os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    # a domain of its own (tool_router/ros/domain.py): a flood must never reach another graph
+    from tool_router.ros.domain import claim_domain
+    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    os.environ['ROS_DOMAIN_ID'] = os.environ.get('TOOL_ROUTER_BENCH_DOMAIN', '').strip() or str(
+        claim_domain())
     report = run(args.genuine, args.rate, args.flood_rate)
     text = json.dumps(report, indent=2)
     print(text)
