@@ -15,11 +15,11 @@ changes when the return does). docs/CONVENTIONS.md, "Explicit speeds".
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from tool_router.common.catalog import Catalog
 from tool_router.common.numbers import digits
-from tool_router.routing.policies.base import Decision, Evidence
+from tool_router.routing.policies.base import Decision
 from tool_router.routing.questions import QUESTION, clause_moods
 
 SET_SPEED = 'set_speed'
@@ -68,25 +68,16 @@ def add_explicit_speeds(decision: Decision, text: str, catalog: Catalog
         speed = explicit_speed(c.text)
         if not speed:
             continue
-        scores = list(decision.scores) if len(decision.scores) == len(decision.tools) else [
-            0.0] * len(decision.tools)
+        scores = decision.aligned_scores()
         own = [s for t, s in zip(decision.tools, scores)
                if decision.clause_index.get(t) == c.index]
         score = max(own) if own else min(scores)
-        evidence = dict(decision.evidence)
-        evidence[SET_SPEED] = [Evidence('rule', c.text, f'explicit speed: {speed}',
-                                        round(score, 4))]
-        clause_index = dict(decision.clause_index)
-        clause_index[SET_SPEED] = c.index
         # gated as its clause is: "if the battery drops below 30%, come home at 8 m/s" changes
         # the speed when the return starts, not now
-        conditions = dict(decision.conditions)
         gate = next((decision.conditions[t] for t in decision.tools
                      if decision.clause_index.get(t) == c.index and decision.conditions.get(t)),
                     c.condition)
-        if gate:
-            conditions[SET_SPEED] = gate
-        added = replace(decision, tools=[*decision.tools, SET_SPEED], scores=[*scores, score],
-                        evidence=evidence, clause_index=clause_index, conditions=conditions)
+        added = decision.with_rule_tool(SET_SPEED, score, c.index, c.text,
+                                        f'explicit speed: {speed}', gate)
         return added, SpeedAdded(c.text, speed)
     return decision, None

@@ -17,10 +17,10 @@ docs/CONVENTIONS.md, "Until you see".
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from tool_router.common.catalog import Catalog
-from tool_router.routing.policies.base import Decision, Evidence
+from tool_router.routing.policies.base import Decision
 from tool_router.routing.questions import QUESTION, ClauseMood, clause_moods
 
 MOVE, DETECT = 'goto_waypoint', 'object_detector'
@@ -82,17 +82,9 @@ def add_until_seen(decision: Decision, text: str, catalog: Catalog
     sight_at = next((int(cm.clause.index) for cm in moods
                      if cm.clause.role == 'condition'
                      and cm.clause.text.lower() in m.group(0).lower()), move_at)
-    scores = list(decision.scores) if len(decision.scores) == len(decision.tools) else [
-        0.0] * len(decision.tools)
-    score = min(scores) if scores else 0.0
-    evidence = dict(decision.evidence)
-    clause_index = dict(decision.clause_index)
-    conditions = dict(decision.conditions)
-    for tool in missing:
-        evidence[tool] = [Evidence('rule', m.group(0), f'until seen: {sight}', round(score, 4))]
-        clause_index[tool] = move_at if tool == MOVE else sight_at
-        conditions.pop(tool, None)
-    added = replace(decision, tools=[*decision.tools, *missing],
-                    scores=[*scores, *([score] * len(missing))], evidence=evidence,
-                    clause_index=clause_index, conditions=conditions)
+    score = min(decision.aligned_scores())
+    added = decision
+    for tool in missing:  # neither gated: the move starts now, the sighting ends it
+        added = added.with_rule_tool(tool, score, move_at if tool == MOVE else sight_at,
+                                     m.group(0), f'until seen: {sight}')
     return added, SightAdded(m.group(0), tuple(missing))

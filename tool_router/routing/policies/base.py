@@ -76,6 +76,29 @@ class Decision:
     # the request's sentence vector where the policy made one (lcr): the question probe reads it
     request_vector: Any = field(default=None, compare=False, repr=False)
 
+    def aligned_scores(self) -> list[float]:
+        """One score per tool (0.0 each when a policy gave none or a list of another length)."""
+        if len(self.scores) == len(self.tools):
+            return list(self.scores)
+        return [0.0] * len(self.tools)
+
+    def with_rule_tool(self, tool: str, score: float, clause: int, fragment: str, detail: str,
+                       condition: str = '') -> 'Decision':
+        """This decision with ``tool`` added by a router rule (routing/speeds.py and its kin).
+
+        The tool gets ``score``, the clause it answers, one ``rule`` evidence item (the
+        fragment that made the rule fire, and why) and ``condition`` as its gate ('' = none:
+        any gate the policy gave the tool is dropped).
+        """
+        evidence = dict(self.evidence)
+        evidence[tool] = [Evidence('rule', fragment, detail, round(score, 4))]
+        conditions = {t: c for t, c in self.conditions.items() if t != tool}
+        if condition:
+            conditions[tool] = condition
+        return replace(self, tools=[*self.tools, tool],
+                       scores=[*self.aligned_scores(), score], evidence=evidence,
+                       clause_index={**self.clause_index, tool: clause}, conditions=conditions)
+
     def capped(self, max_tools: int) -> 'Decision':
         """This decision as the router will serve it: at most ``max_tools`` tools."""
         if len(self.tools) <= max_tools:
