@@ -33,6 +33,7 @@ from tool_router.common.paths import config_path, ros_home
 from tool_router.routing.policies.base import Decision, Policy, claim_clauses, request_clock
 from tool_router.routing.policies.registry import PolicyContext, Registry
 from tool_router.routing.question_probe import QuestionProbe, load_probe
+from tool_router.routing.arrivals import add_arrival_sensor
 from tool_router.routing.parameters import drop_parameter_tools
 from tool_router.routing.speeds import add_explicit_speeds
 from tool_router.routing.until_seen import add_until_seen
@@ -459,6 +460,8 @@ class Router:
             decision, _ = add_explicit_speeds(decision, screened.text, self.catalog)
             # "go ... until you see X" moves and looks (routing/until_seen.py; ANNOTATION.md)
             decision, _ = add_until_seen(decision, screened.text, self.catalog)
+            # an arrival at a place is a position condition (routing/arrivals.py; CONVENTIONS.md)
+            decision, _ = add_arrival_sensor(decision, screened.text, self.catalog)
         checked = validate_selection(decision.tools, decision.scores, self.catalog, bound)
         # every served tool in a clause, with its condition, whatever the policy (gated actions
         # of policies that do not read clauses would otherwise run at once)
