@@ -40,6 +40,13 @@ _NOT_A_PLACE = re.compile(
     r"clouds?)\b", re.IGNORECASE)
 
 
+# a cheap look before the clauses are split (most requests have no arrival)
+_CUE = re.compile(r"\b(?:reach\w*|gets?\s+to|got\s+to|arriv\w*|at|over|above|make\s+it)\b",
+                  re.IGNORECASE)
+_CONDITION_WORD = re.compile(r"\b(?:when|whenever|once|soon|if|upon|on\s+arrival)\b",
+                             re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class ArrivalAdded:
     """``gps_position`` added for a condition clause that is an arrival at a place."""
@@ -59,7 +66,8 @@ def arrival_place(condition: str) -> str:
 def add_arrival_sensor(decision: Decision, text: str, catalog: Catalog
                        ) -> tuple[Decision, ArrivalAdded | None]:
     """``decision`` with ``gps_position`` for a condition that is an arrival at a place."""
-    if not decision.tools or POSITION in decision.tools or POSITION not in catalog:
+    if not decision.tools or POSITION in decision.tools or POSITION not in catalog \
+            or not _CUE.search(text) or not _CONDITION_WORD.search(text):
         return decision, None
     moods = clause_moods(text)
     if any(cm.mood.kind == QUESTION for cm in moods):  # "how long before it reaches the gate"

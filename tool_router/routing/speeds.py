@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from tool_router.common.catalog import Catalog
 from tool_router.common.numbers import digits
 from tool_router.routing.policies.base import Decision
+from tool_router.common.clauses import normalise
 from tool_router.routing.questions import QUESTION, clause_moods
 
 SET_SPEED = 'set_speed'
@@ -58,7 +59,8 @@ def explicit_speed(text: str) -> str:
 def add_explicit_speeds(decision: Decision, text: str, catalog: Catalog
                         ) -> tuple[Decision, SpeedAdded | None]:
     """``decision`` with ``set_speed`` added when an order names a speed and it lacks it."""
-    if SET_SPEED in decision.tools or SET_SPEED not in catalog or not decision.tools:
+    if SET_SPEED in decision.tools or SET_SPEED not in catalog or not decision.tools \
+            or not explicit_speed(normalise(text)):  # no speed anywhere: no clause to read
         return decision, None
     for cm in clause_moods(text):
         c = cm.clause
