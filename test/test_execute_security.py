@@ -233,7 +233,9 @@ def test_unsigned_execute_is_possible_only_when_switched_off_and_then_loud(tmp_p
         code = executor.stop()
     assert code == 0
     events = [r for r in read_records(traces) if r.get('record') == 'security']
-    assert [(e['request_id'], e['reason']) for e in events] == [('x-forged', 'unknown_key')]
+    # (a copy sent again before the refusal's ack arrived is refused again)
+    assert events and {(e['request_id'], e['reason']) for e in events} == {
+        ('x-forged', 'unknown_key')}
     assert not [r for r in read_records(traces) if r['request_id'] == 'x-forged'
                 and r.get('record') != 'security']
 
@@ -275,24 +277,27 @@ def test_a_copied_signature_with_other_tools_is_refused_and_the_routers_selectio
     try:
         assert "selections need the router's signature" in executor.output
         forged = selection(['speaker_broadcast'], router_signed=False)
-        peer.send('/race/selected', forged)  # again until acknowledged, as the router does
-        assert wait_until(lambda: any(r.get('record') == 'security'
-                                      for r in read_records(traces)), 30), executor.output
+        # each sent again until the executor answers that very selection, as the router does
+        assert peer.send('/race/selected', forged), executor.output
         # a router signature over other tools does not carry over to these
         moved = selection(['speaker_broadcast'], router_signed=False)
         moved.router_signature = _router_signature(selection(['spotlight'], True))
-        peer.send('/race/selected', moved)
-        assert wait_until(lambda: sum(r.get('record') == 'security'
-                                      for r in read_records(traces)) == 2, 30), executor.output
-        peer.send('/race/selected', selection(['spotlight'], router_signed=True))
+        assert peer.send('/race/selected', moved), executor.output
+        assert peer.answers[(rid, forged.router_signature)] is False
+        assert peer.answers[(rid, moved.router_signature)] is False
+        genuine = selection(['spotlight'], router_signed=True)
+        assert peer.send('/race/selected', genuine), executor.output
+        assert peer.answers[(rid, genuine.router_signature)] is True
         final = _final(traces, rid)
     finally:
         peer.close()
         code = executor.stop()
     assert code == 0
     events = [r for r in read_records(traces) if r.get('record') == 'security']
-    assert [(e['request_id'], e['reason'], e['tools']) for e in events] == [
-        (rid, 'bad_router_signature', ['speaker_broadcast'])] * 2
+    # both forgeries refused (a copy sent again before its ack is refused again: 2 or more)
+    assert len(events) >= 2 and {(e['request_id'], e['reason'], tuple(e['tools']))
+                                 for e in events} == {
+        (rid, 'bad_router_signature', ('speaker_broadcast',))}
     assert final['requested_by'] == 'alice'
     assert [t['tool'] for t in final['tools']] == ['spotlight']
 
@@ -340,4 +345,6 @@ def test_a_captured_selection_replayed_after_a_restart_is_refused(tmp_path):
     finals = [r for r in records if r.get('record') in (None, 'request')]
     assert [r['request_id'] for r in finals] == [rid]  # one photo
     refused = [r for r in records if r.get('record') == 'security']
-    assert [(r['request_id'], r['reason']) for r in refused] == [(rid, 'replayed_nonce')]
+    # a copy sent again before the refusal's ack arrived is refused again: one or more records
+    assert refused and {(r['request_id'], r['reason']) for r in refused} == {
+        (rid, 'replayed_nonce')}

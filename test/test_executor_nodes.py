@@ -41,6 +41,8 @@ class RosPeer:
         self.messages: dict[str, list] = {}
         self._ack_subs: dict[str, object] = {}
         self.acked: set[str] = set()  # request ids an executor acknowledged (or refused)
+        # (request id, router signature of the selection answered) -> accepted
+        self.answers: dict[tuple[str, str], bool] = {}
 
     def _spin(self) -> None:
         try:
@@ -78,19 +80,23 @@ class RosPeer:
         self.send(topic, msg)
         return rid
 
-    def send(self, topic: str, msg, again_s: float = 0.5, within_s: float = 5.0) -> bool:
-        """Publish ``msg``, again every ``again_s`` until an executor acknowledges it (or
-        ``within_s`` passes), as the router does: the executor's reader is best effort, so the
-        first sample after discovery can be lost (its reader had not matched this writer yet).
-        The executor answers a copy it has with the first copy's ack and runs it once. Whether
-        an ack (accepted or refused) arrived."""
+    def send(self, topic: str, msg, again_s: float = 1.0, within_s: float = 10.0) -> bool:
+        """Publish ``msg``, again every ``again_s`` until an executor answers this very selection
+        (its ack names the selection's router signature) or ``within_s`` passes, as the router
+        does: the executor's reader is best effort, so the first sample after discovery can be
+        lost (its reader had not matched this writer yet). The executor answers a copy it has
+        with the first copy's ack and runs it once; a copy of a refused selection is refused
+        again (one more security record when the first ack was slower than ``again_s``).
+        Whether an answer arrived (``answers`` holds it)."""
         pub = self.publisher(topic)
         self._watch_acks(topic)
+        key = (msg.request_id, msg.router_signature)
+        self.answers.pop(key, None)  # an answer to this send (the same message may go twice)
         end = time.monotonic() + within_s
         while True:
             pub.publish(msg)
             left = min(again_s, end - time.monotonic())
-            if wait_until(lambda: msg.request_id in self.acked, left):
+            if wait_until(lambda: key in self.answers, left):
                 return True
             if time.monotonic() >= end:
                 return False
@@ -105,7 +111,11 @@ class RosPeer:
                      f'{grand}/executor/acks'}:
             if name not in self._ack_subs:
                 self._ack_subs[name] = self.node.create_subscription(
-                    SelectionAck, name, lambda m: self.acked.add(m.request_id), ack_qos())
+                    SelectionAck, name, self._on_ack, ack_qos())
+
+    def _on_ack(self, msg) -> None:
+        self.answers[(msg.request_id, msg.selection_signature)] = bool(msg.accepted)
+        self.acked.add(msg.request_id)
 
     def watch(self, msg_type, topic: str, qos=10, wait_s: float = 30.0) -> list:
         """Subscribe; return the list messages arrive in, once a publisher has been seen.
