@@ -363,14 +363,17 @@ def test_the_explanation_round_trips_the_drops(fake_router):
 
 
 @pytest.mark.parametrize('name, every', [('dev_questions.jsonl', 2),
-                                         ('dev_terse_questions.jsonl', 1)])
+                                         ('dev_terse_questions.jsonl', 1),
+                                         ('dev_app_questions.jsonl', 2)])
 def test_the_shipped_router_on_the_dev_question_file(router, name, every):
     """MiniLM and lcr: no dev state question selects an actuator; every polite order acts.
 
     ``dev_terse_questions.jsonl``: the terse shapes of REAL_WORDING.md ("distance home",
     "target altitude", "how far to the next waypoint"), written for the rules of 2026-12-06;
     kept apart from ``dev_questions.jsonl`` so that the question probe's fit
-    (scripts/fit_model.sh) still reproduces the shipped probe."""
+    (scripts/fit_model.sh) still reproduces the shipped probe. ``dev_app_questions.jsonl``: two
+    more writers (2026-12-06, stop 41), a conversational one and a console / app one ("get rtl
+    status", "landed y/n", "check mode, LAND or LOITER"), kept apart for the same reason."""
     rows = [json.loads(line) for line in
             (ROOT / 'benchmarks/data/questions' / name).read_text().splitlines()]
     actuators = {t.name for t in router.catalog if t.kind is Kind.ACTUATOR}
@@ -397,3 +400,36 @@ def test_a_quantity_or_a_way_left_asked_without_a_verb_asks(text):
                                   'time to land', 'speed 20 km/h', 'target the red car'])
 def test_a_quantity_with_its_change_or_its_value_stays_an_order(text):
     assert QUESTION not in [m.mood.kind for m in clause_moods(text)]
+
+
+@pytest.mark.parametrize('text', [
+    'get rtl status', 'RTH in progress y/n', 'landed y/n', 'land cmd done y/n',
+    'read gimbal angle', 'get tether payout', 'fetch on-ground flag', 'check mode',
+    'check searchlight brightness level', 'rth progress pct', 'rtl eta', 'dist to home',
+    'confirm home reached', 'follow mode still on', 'winch still lowered?',
+    'just checking, the motors are disarmed right?'])
+def test_console_and_app_shapes_ask(text):
+    """A console's getters, "y/n", "still", a participle to confirm (stop 41's dev writers)."""
+    moods = [m.mood.kind for m in clause_moods(text)]
+    assert QUESTION in moods and ORDER not in moods
+
+
+@pytest.mark.parametrize('text', [
+    'get to the roof', 'get the drone home', 'check in at the pad then land', 'drop the flag',
+    'keep the light still on', 'show up over the gate', 'land now', 'set mode to land',
+    'switch to loiter', 'land', 'confirm land'])
+def test_getters_that_move_and_plain_orders_stay_orders(text):
+    assert QUESTION not in [m.mood.kind for m in clause_moods(text)]
+
+
+@pytest.mark.parametrize('text, kinds', [
+    ('check mode, LAND or LOITER', [QUESTION, QUESTION]),
+    ('print current flight mode, expecting RTL', [QUESTION, QUESTION]),
+    ('tell me if the drone has finished coming home and landed at base',
+     [QUESTION, QUESTION, QUESTION]),
+    ('how about you come home now', [ORDER]),
+    ('think you could bring it down now?', [ORDER]),
+    ('get altitude, then land', [QUESTION, OTHER]),
+])
+def test_a_question_goes_on_through_modes_expectations_and_participles(text, kinds):
+    assert [m.mood.kind for m in clause_moods(text)] == kinds

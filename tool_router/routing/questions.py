@@ -79,7 +79,7 @@ CUES: tuple[tuple[re.Pattern[str], str], ...] = (
      'altitude_sensor'),
     (re.compile(r"\bhow (?:fast|quick(?:ly)?|slow(?:ly)?)\b|\bspeed\b|\bvelocity\b|"
                 r"\bgroundspeed\b|\bm/s\b|\bkm/?h\b|\bmph\b|\bknots\b"), 'velocity_estimate'),
-    (re.compile(r"\bhow (?:far|close|near)\b(?!\s+(?:through|along|into|in)\b)|\bdistance\b|"
+    (re.compile(r"\bhow (?:far|close|near)\b(?!\s+(?:through|along|into|in)\b)|\bdist(?:ance)?\b|"
                 r"\bwhere\b|\bposition\b|\bcoordinates?\b|\blocation\b|\blat(?:itude)?\b|"
                 r"\bgps\b|\bhow many (?:metres|meters|feet|km|kilometres|kilometers|miles)\b"),
      'gps_position'),
@@ -120,7 +120,8 @@ _INFO = (r"(?:tell\s+(?:me|us)|check|confirm|verify|see|show\s+(?:me|us)|report|
          r"let\s+(?:me|us)\s+know|find\s+out|read|double[- ]?check|look\s+up|remind\s+me|"
          r"update\s+me)")
 _FILLER = re.compile(
-    r"^(?:(?:hey|hi|hello|ok|okay|so|um+|uh+|er+|and|also|then|now|oh|well|alright|right|quick|"
+    r"^(?:(?:just checking|just confirming|just to (?:check|confirm)|sanity check|checking in|"
+    r"hey|hi|hello|ok|okay|so|um+|uh+|er+|and|also|then|now|oh|well|alright|right|quick|"
     r"quick question|question|sorry|excuse me|drone|buddy|mate|pilot|copter|quad|just|btw|"
     r"by the way|one more thing|and then|after that|yo)\b[\s,:-]*)+"
 )
@@ -133,6 +134,10 @@ _POLITE = re.compile(
     r"is\s+there\s+(?:any\s+)?(?:way|chance)\b|"
     r"(?:any\s+chance|mind)\b|"
     r"(?:how|what)\s+about\s+(?!the\b|our\b|my\b|its?\b|your\b)\w+ing\b|"
+    # "how about you come home now", "what about we land here"
+    r"(?:how|what)\s+about\s+(?:you|u|ya|we)\s+(?!\w+ing\b)[a-z]|"
+    # "think you could bring it down?", "do you reckon you can land"
+    r"(?:(?:do\s+)?(?:you|u)\s+)?(?:think|reckon)\s+(?:you|u|ya)\s+(?:could|can|might)\b|"
     r"why\s+(?:don't|dont|do\s+not|not)\b|"
     r"i\s+(?:would|'d)\s+like\s+(?:you\s+to|to\s+(?!know\b))|"
     r"i\s+(?:want|need)\s+(?:you\s+to|to\s+(?!know\b))|"
@@ -202,7 +207,7 @@ _TAG = re.compile(r"^(?:right|yes|yeah|yep|correct|no|true|isn't\s+it|aren't\s+t
 _NEGATION_FIRST = re.compile(r"^(?:don't|dont|do\s+not|not|never|no)\b")
 # A status asked for as a noun phrase: "winch status", "rth status", "mapping progress"; no order
 # of the catalog ends in these words.
-_STATUS_NOUNS = frozenset("status state progress readout reading readings".split())
+_STATUS_NOUNS = frozenset("status state progress readout reading readings eta".split())
 # An order to report: its object is what the operator wants to know ("report gimbal angle",
 # "give me the landing state", "tell me the winch position").
 _REPORT = re.compile(r"^(?:report(?!\s+(?:to|back|in)\b)|read\s+(?:out|back|me)|say|state|"
@@ -227,9 +232,29 @@ _QUANTITY_OWNERS = frozenset(
 # How far or how long to somewhere, asked without a verb: "distance home", "eta to base",
 # "time to home", "time left" (not "time to land": an order)
 _ROUTE_LEFT = re.compile(
-    r"^(?:distance|eta|range)(?:\s+(?:to|from|back|home|left|remaining)\b|$)|"
+    r"^(?:distance|dist|eta|range)(?:\s+(?:to|from|back|home|left|remaining)\b|$)|"
     r"^time\s+(?:(?:to|till|until)\s+(?:home|base|launch|destination|the\s+next|next|arrival|"
     r"landing|touchdown)|left|remaining)\b")
+# A getter verb of a console or an app before what it reads ("get rtl status", "read gimbal
+# angle", "fetch on-ground flag", "check mode"): an order to show a value, which is a question
+_GETTERS = frozenset(
+    "get fetch query print read display show check poll pull grab retrieve dump echo".split())
+_READINGS = frozenset("flag flags payout brightness volume value values info".split())
+# a getter that moves instead ("get to the roof", "show up", "check in at the pad")
+_GETTER_MOVES = frozenset("to into in on at up down back out over off away home".split())
+# "y/n" after a state ("landed y/n", "RTH in progress y/n"): asked, never ordered
+_YES_NO = re.compile(r"(?:^|\s|\()(?:y/n|y\s+or\s+n|yes/no|yes\s+or\s+no)\)?[\s?.!]*$")
+# Flight modes by their autopilot names: "LAND or LOITER" asks which of the two
+_MODES = (r"(?:land|loiter|rtl|rth|smart[ _]rtl|auto|guided|hold|poshold|pos\s+hold|stabili[sz]e|"
+          r"alt[ _]?hold|althold|brake|mission|offboard|manual|acro|position|altctl|takeoff|"
+          r"circle|orbit|follow(?:\s+me)?)")
+_MODE_PAIR = re.compile(rf"^(?:in\s+)?{_MODES}(?:\s+mode)?\s+or\s+{_MODES}(?:\s+mode)?$")
+# Irregular past participles: "has it gone home", "... and flown back" (an order never opens
+# with one)
+_IRREGULAR_PARTICIPLES = frozenset("gone flown taken done begun finished".split())
+# A clause that states what was expected beside a question ("print the mode, expecting RTL")
+_EXPECTED = re.compile(r"^(?:(?:i'm|im|i\s+am|we're|we\s+are)\s+)?(?:expecting|expected|"
+                       r"should\s+(?:be|read|say|show)|supposed\s+to\s+be|hoping\s+for)\b")
 # Words that say a question goes on into a state ("is it disarmed and safe to approach")
 _STATE_OPENERS = frozenset("safe ready ok okay clear done finished able fine good still".split())
 # A statement beside a question: "the red light is on, so is it filming?" (context, no order)
@@ -306,6 +331,10 @@ def clause_mood(text: str, asked: bool = False, initial: bool = True) -> Mood:
                 and not re.match(r"^would\s+(?:it|the)\s+\w+\s+(?:please|kindly)\b", t):
             return Mood(QUESTION, 'a question about what will happen')
         return Mood(ORDER, 'a polite order phrased as a question')
+    if _YES_NO.search(t):
+        return Mood(QUESTION, "a yes/no question ('y/n')")
+    if _MODE_PAIR.match(_words(t)):
+        return Mood(QUESTION, 'a question which of two flight modes')
     if _HOWTO.match(t):
         return Mood(QUESTION, 'a how-to question (advice)', howto=True)
     # "at what time did it lift off", "from which side": a wh-word after its preposition
@@ -344,13 +373,25 @@ def clause_mood(text: str, asked: bool = False, initial: bool = True) -> Mood:
                                 _TRAILING_TIME.sub('', t)).strip())
     if not said or _NEGATION_FIRST.match(t):
         return Mood(OTHER)
+    if said[0] in _GETTERS and 2 <= len(said) <= 7 and said[-1] in _MEASURES | _READINGS \
+            and not _GETTER_MOVES & set(said[1:-1]):
+        # "get rtl status", "read gimbal angle", "check searchlight brightness level"
+        return Mood(QUESTION, f"a reading asked for ('{said[0]} ... {said[-1]}')")
+    if len(said) <= 6 and said[-2:-1] == ['still'] and first not in _SETS_A_STATE and (
+            said[-1] in _STATE_WORDS or _participle(['x', said[-1]])):
+        # "follow mode still on", "winch still lowered": a state that still holds, asked
+        return Mood(QUESTION, f"a state asked with 'still' ('... still {said[-1]}')")
     if _REPORT.match(t) and len(said) <= 8 and (said[0] == 'report' or said[-1] in _MEASURES):
         return Mood(QUESTION, f"a request for a report ('{' '.join(said[:2])} ...')")
     if first in ('confirm', 'verify') and 2 <= len(said) <= 4 \
-            and said[-1] in _STATE_WORDS | {'away', 'gone', 'stowed'}:
+            and (said[-1] in _STATE_WORDS | {'away', 'gone', 'stowed'}
+                 or _participle(['x', said[-1]])):
         # "confirm package away", "verify motors off": a state to be confirmed
         return Mood(QUESTION, f"a state to confirm ('... {said[-1]}')")
-    if 2 <= len(said) <= 6 and said[-1] in _STATUS_NOUNS and first not in _SETS_A_STATE:
+    if 2 <= len(said) <= 6 and first not in _SETS_A_STATE and (
+            said[-1] in _STATUS_NOUNS
+            or said[-1] in ('pct', 'percent', 'percentage') and said[-2] in _STATUS_NOUNS):
+        # "winch status", "rth progress pct"
         return Mood(QUESTION, f"a status asked for ('... {said[-1]}')")
     if 2 <= len(said) <= 4 and said[-1] in _READ_ONLY and first not in _ORDER_VERBS:
         # "gimbal angle pls", "camera tilt": a name and a quantity of it, no verb
@@ -418,7 +459,9 @@ def clause_moods(text: str, clauses: Sequence[Clause] | None = None) -> list[Cla
             continue
         between = lower[prev_end:start]
         initial = not out or bool(re.search(r"[.?!;:\n]|\s[-–—]+\s", between)) or (
-            len(out) == 1 and bool(_CALL_SIGN.match(_words(out[0].written))))
+            len(out) == 1 and bool(_CALL_SIGN.match(_words(out[0].written)))) or all(
+            # "just checking, the motors are disarmed right?": an opener only
+            not _strip(o.written) for o in out)
         # the words between the previous clause and this one, after its last sentence mark
         gap = re.split(r"[.?!;:\n]|,|\s[-–—]+\s", between)[-1]
         if c.role == 'condition' and c.marker:
@@ -467,6 +510,12 @@ def clause_moods(text: str, clauses: Sequence[Clause] | None = None) -> list[Cla
                 # verb; "can't tell if the kill | switch fired": a name and what it did
                 mood = Mood(QUESTION, 'the question goes on')
             elif mood.kind == OTHER and not initial and out and out[-1].mood.kind == QUESTION \
+                    and words and (_MODE_PAIR.match(' '.join(words)) or len(words) <= 6 and (
+                        words[0] in _IRREGULAR_PARTICIPLES or _participle(['x', words[0]]))):
+                # "check mode, LAND or LOITER"; "has it finished coming home and landed at
+                # base": the question's auxiliary carries on, no order opens with a participle
+                mood = Mood(QUESTION, 'the question goes on')
+            elif mood.kind == OTHER and not initial and out and out[-1].mood.kind == QUESTION \
                     and c.marker.lower() in ('after', 'before', 'since', 'during', 'until',
                                              'while'):
                 # "is it climbing out after takeoff": the time the question asks about
@@ -490,7 +539,8 @@ def clause_moods(text: str, clauses: Sequence[Clause] | None = None) -> list[Cla
     if any(cm.mood.kind == QUESTION for cm in out):
         for k, cm in enumerate(out):
             if cm.mood.kind == OTHER and cm.clause.role == 'action' \
-                    and _STATEMENT.match(_strip(cm.written)):
+                    and (_STATEMENT.match(_strip(cm.written))
+                         or _EXPECTED.match(_strip(cm.written))):
                 out[k] = replace(cm, mood=Mood(QUESTION, 'a statement beside a question'))
     return out
 
