@@ -34,8 +34,10 @@ from tool_router.routing.policies.base import Decision, Policy, claim_clauses, r
 from tool_router.routing.policies.registry import PolicyContext, Registry
 from tool_router.routing.question_probe import QuestionProbe, load_probe
 from tool_router.routing.arrivals import add_arrival_sensor
+from tool_router.routing.not_this_vehicle import drop_outside_requests
 from tool_router.routing.parameters import drop_parameter_tools
 from tool_router.routing.speeds import add_explicit_speeds
+from tool_router.routing.search_patterns import add_search_pattern
 from tool_router.routing.until_seen import add_until_seen
 from tool_router.routing.questions import answer_questions
 from tool_router.routing.safety import Screen, visible
@@ -444,6 +446,9 @@ class Router:
         if not screened.empty:
             # a clause about autopilot parameters selects nothing (routing/parameters.py)
             decision, _ = drop_parameter_tools(decision, screened.text, self.catalog)
+            # a fleet or raw stick input is outside one vehicle's catalog
+            # (routing/not_this_vehicle.py; ANNOTATION.md)
+            decision, _ = drop_outside_requests(decision, screened.text, self.catalog)
         drops: list[QuestionDrop] = []
         if config.state_questions and not screened.empty:
             # a clause that asks about a state is answered by a sensor, never an actuator,
@@ -460,6 +465,8 @@ class Router:
             decision, _ = add_explicit_speeds(decision, screened.text, self.catalog)
             # "go ... until you see X" moves and looks (routing/until_seen.py; ANNOTATION.md)
             decision, _ = add_until_seen(decision, screened.text, self.catalog)
+            # a named search pattern for a target flies and looks (routing/search_patterns.py)
+            decision, _ = add_search_pattern(decision, screened.text, self.catalog)
             # an arrival at a place is a position condition (routing/arrivals.py; CONVENTIONS.md)
             decision, _ = add_arrival_sensor(decision, screened.text, self.catalog)
         checked = validate_selection(decision.tools, decision.scores, self.catalog, bound)
