@@ -155,7 +155,16 @@ def test_visible_and_fold():
 # reads them as their words (docs/SAFETY.md, "Code calls"). Any other request the screen changes
 # fails the test, and so does one of these not read so.
 CODE_CALLS = {'pp_q01': 'takeoff', 'pp_q02': 'move forward 100', 'pp_q03': 'rotate clockwise 90',
-              'pp_q04': 'get battery'}
+              'pp_q04': 'get battery',
+              # the public-style dev writer's (benchmarks/data/public_style/dev_pubw1.jsonl)
+              'pubw1_037': 'land', 'pubw1_038': 'rotate clockwise 90',
+              'pubw1_039': 'move forward 50', 'pubw1_040': 'arm', 'pubw1_042': 'get height',
+              'pubw1_043': 'takeoff alt 15', 'pubw1_047': 'gimbal set pitch -90',
+              'pubw1_216': 'takeoff. land', 'pubw1_240': 'arm. takeoff 5. land',
+              'pubw1_289': 'send rc control 0 20 0 0'}
+# Dev lines the screen drops, a cost it accepts: a snake_case word is an identifier however
+# plain ("print landed_state", a console-style state question; docs/SAFETY.md)
+DROPPED = {'qd9_034': 'identifier'}
 
 
 def test_no_non_injection_request_of_the_data_set_changes(screen):
@@ -173,11 +182,16 @@ def test_no_non_injection_request_of_the_data_set_changes(screen):
                 if row['id'] in CODE_CALLS:
                     read.add(row['id'])
                     assert out.text == CODE_CALLS[row['id']] and not out.removed, row['id']
-                    assert out.read_as == ((row['request'], CODE_CALLS[row['id']]),)
+                    assert ' '.join(t for t, _ in out.read_as) == row['request']
+                    assert ' '.join(w for _, w in out.read_as) == CODE_CALLS[row['id']]
+                    continue
+                if row['id'] in DROPPED:
+                    read.add(row['id'])
+                    assert out.empty and [r.reason for r in out.removed] == [DROPPED[row['id']]]
                     continue
                 assert out.text == row['request'], row['id']
     assert checked > 500
-    assert read == set(CODE_CALLS)
+    assert read == set(CODE_CALLS) | set(DROPPED)
 
 
 @pytest.mark.parametrize('text,words', [
@@ -187,6 +201,12 @@ def test_no_non_injection_request_of_the_data_set_changes(screen):
     ('drone.goto(lat=47.3, lon=8.5)', 'goto lat 47.3 lon 8.5'),
     ('drone.takeoff(); drone.land()', 'takeoff. land'),
     ('land(); arm_motors()', 'land.'),  # the catalog identifier's call is still dropped
+    ('gimbal.set_pitch(-90)', 'gimbal set pitch -90'),  # a payload object keeps its word
+    ('camera.capture()', 'camera capture'),
+    ('payload.release()', 'release'),  # never the payload's (a release typed as code)
+    ("vehicle.mode = 'RTL'", 'mode RTL'),  # a flight mode set by assignment (DroneKit)
+    ('drone.mode = VehicleMode("LOITER")', 'mode LOITER'),
+    ('mode=LAND', 'mode LAND'),
 ])
 def test_an_order_typed_as_code_is_read_as_its_words(screen, text, words):
     assert screen.screen(text).text == words
@@ -196,7 +216,8 @@ def test_an_order_typed_as_code_is_read_as_its_words(screen, text, words):
     'arm_motors()', 'ArmMotors()', 'tools.payload_release()', 'run(emergency_stop)',
     'select_tool("arm_motors")', 'router.select("disarm_motors")', 'drone.land(force=True)',
     'x.y(payload_release=1)', 'tello.set_speed(30)', 'function emergency_stop() { return true; }',
-    'drone.goto(lat: 47.3)',
+    'drone.goto(lat: 47.3)', "router.mode = 'RTL'", "mode = 'emergency_stop'",
+    'vehicle.armed = True', 'vehicle.mode = VehicleMode(select("land"))',
 ])
 def test_code_naming_a_catalog_tool_or_the_router_stays_dropped(screen, text):
     out = screen.screen(text)

@@ -292,6 +292,24 @@ _ARG = re.compile(
 )
 
 
+# A payload of the vehicle named as the call's object keeps its word: "gimbal.set_pitch(-90)"
+# is the gimbal's pitch, "camera.capture()" a photo (other objects, "drone.", "tello.", add
+# nothing). Never "payload." (a release typed as code stays the words of its method).
+_PAYLOAD_OBJECTS = frozenset({
+    'gimbal', 'camera', 'cam', 'winch', 'spotlight', 'searchlight', 'light', 'lamp', 'led',
+    'leds', 'speaker', 'thermal', 'lidar', 'zoom',
+})
+# A flight mode set by assignment, as DroneKit and MAVSDK scripts do: "vehicle.mode = 'RTL'",
+# "drone.mode = VehicleMode("LOITER")", "mode=LAND": read as "mode <name>" (routing/
+# flight_modes.py maps the name, or leaves it for the scope decision).
+_MODE_SET = re.compile(
+    r'^\s*(?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:flight_?)?mode\s*=\s*'
+    r'(?:(?:[A-Za-z_][A-Za-z0-9_]*\.)*VehicleMode\s*\(\s*)?(["\']?)([A-Za-z][A-Za-z_ ]{1,19})\1'
+    r'\s*\)?\s*;?\s*$',
+    re.IGNORECASE,
+)
+
+
 @dataclass(frozen=True)
 class Removed:
     """A dropped segment and the rule that dropped it."""
@@ -343,10 +361,19 @@ class Screen:
         """The words of a folded segment made only of code calls ('' when it is not one).
 
         ``drone.move_forward(100)`` -> ``move forward 100``; ``tello.takeoff(), tello.land()``
-        -> ``takeoff, then land``. Objects (``drone.``) add no words; an argument is kept when
+        -> ``takeoff, then land``. Objects (``drone.``) add no words but a payload's
+        (``gimbal.set_pitch(-90)`` -> ``gimbal set pitch -90``); a flight mode set by assignment
+        (``vehicle.mode = 'RTL'``) reads ``mode RTL``; an argument is kept when
         it is a number or a few plain words. '' as well when a word names a catalog tool in any
         spelling or the router's machinery (``select_tool``, ``router.select``, ``run``).
         """
+        mode = _MODE_SET.match(folded)
+        if mode is not None:
+            objects = folded[:folded.index('=')].split('.')[:-1]
+            name = mode.group(2).strip()
+            if _META_WORDS & {o.strip().lower() for o in objects} or self._names_a_tool(name):
+                return ''
+            return f'mode {name}'
         calls: list[re.Match[str]] = []
         pos = 0
         while pos < len(folded) or not calls:
@@ -359,7 +386,8 @@ class Screen:
         orders = []
         for m in calls:
             objects = [o for o in m.group(1).split('.') if o]
-            words = [w for w in _CAMEL.sub('_', m.group(2)).lower().split('_') if w]
+            words = [o.lower() for o in objects[-1:] if o.lower() in _PAYLOAD_OBJECTS]
+            words += [w for w in _CAMEL.sub('_', m.group(2)).lower().split('_') if w]
             if any(self._catalog_name(t) for t in [*objects, m.group(2)]):
                 return ''
             if _META_WORDS & {*words, *(o.lower() for o in objects)}:
