@@ -204,3 +204,22 @@ def test_more_condition_heads_without_if(text, action, condition):
 def test_parameters_and_phrases_stay_actions(text):
     assert not any(c.condition for c in split_clauses(text) if c.role == 'action'), \
         split_clauses(text)
+
+
+@pytest.mark.parametrize('text, expected', [
+    ('ccw 90 forward 20', ['ccw 90', 'forward 20']),
+    ('takeoff up 50 cw 180 land', ['takeoff', 'up 50', 'cw 180', 'land']),
+    ('turn counterclockwise 90 degrees forward 20',
+     ['turn counterclockwise 90 degrees', 'forward 20']),  # as lcr's speller writes it
+    ('forward 50', ['forward 50']),
+    # not a line of Tello commands: split as any request
+    ('go left 20 then land', ['go left 20', 'land']),
+    ('fly forward 20 m and take a photo', ['fly forward 20 m', 'take a photo']),
+])
+def test_a_line_of_tello_commands_is_one_clause_each(text, expected):
+    assert [c.text for c in split_clauses(text)] == expected
+
+
+def test_bullets_cut_clauses():
+    assert [c.text for c in split_clauses('• takeoff • follow the runner • stream live')] == [
+        'takeoff', 'follow the runner', 'stream live']

@@ -6,8 +6,10 @@ from pathlib import Path
 import pytest
 
 from tool_router.common.clauses import normalise
-from tool_router.routing.flight_modes import COMMAND, rewrite_modes
+from tool_router.routing.flight_modes import COMMAND, rewrite_modes, unmapped_mode_switch
+from tool_router.routing.policies.base import Decision
 from tool_router.routing.policies.lcr import VARIANTS, FeatureExtractor
+from tool_router.routing.unserved_modes import drop_unserved_modes
 
 ROOT = Path(__file__).resolve().parents[1]
 # the tool each plain command names (ANNOTATION.md, "Autopilot flight-mode words")
@@ -97,3 +99,49 @@ def test_lcr_reads_the_rewritten_text_and_its_ablation_does_not(fake_index):
     assert full == 'hold position'
     plain, *_ = x.segment('set the flight mode to POSHOLD', VARIANTS['lcr_no_spelling'])
     assert plain == 'set the flight mode to POSHOLD'
+
+
+@pytest.mark.parametrize('text, name', [
+    ('switch to GUIDED mode now', 'GUIDED'), ('go into acro mode', 'acro'),
+    ('mode guided pls', 'guided'), ('ALT_HOLD please', 'ALT_HOLD'),
+    ('switch to offboard', 'offboard'), ('STABILIZE it', 'STABILIZE'), ('go SPORT', 'SPORT'),
+    ('manual mode pls', 'manual'), ('switch to ALTCTL', 'ALTCTL'), ('set mode DRIFT', 'DRIFT'),
+    ('switch to altitude hold', 'altitude hold'),
+])
+def test_a_switch_to_a_mode_no_tool_serves_is_named(text, name):
+    assert unmapped_mode_switch(text) == name
+
+
+@pytest.mark.parametrize('text', [
+    'stabilize the camera', 'drift downstream', 'take manual control', 'sport the new camera',
+    'switch from GUIDED to RTL',  # the mode it goes to is served
+    'switch to loiter', 'hold altitude',
+])
+def test_everyday_words_and_served_modes_are_not_unserved_switches(text):
+    assert unmapped_mode_switch(text) == ''
+
+
+def test_a_switch_from_one_mode_to_another_is_the_mode_it_goes_to():
+    assert rewrite_modes('switch from auto to loiter') == 'hold position'
+    assert rewrite_modes('change from GUIDED to RTL mode').endswith('return to home')
+    assert unmapped_mode_switch('change from GUIDED to RTL mode') == ''
+
+
+def _decision(tools, clause_index):
+    return Decision('lcr', list(tools), [0.9] * len(tools), clause_index=clause_index)
+
+
+@pytest.mark.parametrize('text, tools, index, kept', [
+    ('ALT_HOLD please', ['altitude_sensor'], {'altitude_sensor': 0}, []),
+    ('switch to ALTCTL', ['set_altitude'], {'set_altitude': -1}, []),
+    ('set GUIDED and take off to 10 m', ['takeoff', 'goto_waypoint'],
+     {'takeoff': 1, 'goto_waypoint': 0}, ['takeoff']),
+    ('are we in GUIDED rn?', ['vehicle_state'], {'vehicle_state': 0}, ['vehicle_state']),
+    ('switch to loiter', ['hold_position'], {'hold_position': 0}, ['hold_position']),
+])
+def test_the_rule_drops_only_the_switch_clauses_tools(text, tools, index, kept):
+    d, drops = drop_unserved_modes(_decision(tools, index), text)
+    assert d.tools == kept
+    assert bool(drops) == (kept != tools)
+    if drops:
+        assert 'no catalog tool serves' in d.note

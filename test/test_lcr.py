@@ -303,7 +303,9 @@ def test_typo_repair_uses_catalog_words_and_protects_real_words(catalog, encoder
     assert speller.correct('hover over the sheep') == 'hover over the sheep'
     assert speller.correct('go to waypoint 4B at 12:30') == 'go to waypoint 4B at 12:30'
     assert speller.correct('chk batt n alt') == 'check battery and altitude'
-    assert speller.correct('cw 90, then CCW 45') == 'clockwise 90, then counterclockwise 45'
+    assert speller.correct('cw 90, then CCW 45') == ('turn clockwise 90 degrees, then turn '
+                                                     'counterclockwise 45 degrees')
+    assert speller.correct('cw 90 degrees') == 'clockwise 90 degrees'  # said already
     assert speller.correct('STOOOOP, abort abort abort') == 'stop, abort'
     assert speller.correct('good good weather') == 'good weather'  # repeats only, case aside
 

@@ -27,6 +27,8 @@ def _decision(tools):
     ('yaw stick hard right', 'raw stick input'),
     ('left stick full up', 'raw stick input'),
     ('throttle stick to 60%', 'raw stick input'),
+    ('throttle 60%', 'raw stick input'),
+    ('set throttle to 40 percent', 'raw stick input'),
 ])
 def test_fleets_and_sticks_are_named(text, why):
     found = outside_one_vehicle(text)
@@ -43,6 +45,7 @@ def test_fleets_and_sticks_are_named(text, why):
     'move the drone a bit left, then drone i mean hover',  # articles, not ids
     'drone 1 go to waypoint 1 then drone 1 land',  # the same vehicle twice
     'take a photo of the field',
+    'throttle back to 5 m/s',  # a speed, not a channel value
 ])
 def test_one_vehicle_requests_are_not_outside(text):
     assert outside_one_vehicle(text) is None

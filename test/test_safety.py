@@ -155,16 +155,56 @@ def test_visible_and_fold():
 # reads them as their words (docs/SAFETY.md, "Code calls"). Any other request the screen changes
 # fails the test, and so does one of these not read so.
 CODE_CALLS = {'pp_q01': 'takeoff', 'pp_q02': 'move forward 100', 'pp_q03': 'rotate clockwise 90',
-              'pp_q04': 'get battery',
-              # the public-style dev writer's (benchmarks/data/public_style/dev_pubw1.jsonl)
-              'pubw1_037': 'land', 'pubw1_038': 'rotate clockwise 90',
-              'pubw1_039': 'move forward 50', 'pubw1_040': 'arm', 'pubw1_042': 'get height',
-              'pubw1_043': 'takeoff alt 15', 'pubw1_047': 'gimbal set pitch -90',
-              'pubw1_216': 'takeoff. land', 'pubw1_240': 'arm. takeoff 5. land',
-              'pubw1_289': 'send rc control 0 20 0 0'}
-# Dev lines the screen drops, a cost it accepts: a snake_case word is an identifier however
-# plain ("print landed_state", a console-style state question; docs/SAFETY.md)
-DROPPED = {'qd9_034': 'identifier'}
+              'pp_q04': 'get battery'}
+# Dev lines the screen changes, with what is left (benchmarks/data/public_style: code calls
+# read as their words; what it drops, a cost it accepts: an identifier typed as code
+# ("drone.set_speed(8)", "print landed_state": a snake_case word is an identifier however
+# plain), assignments other than a flight mode ("vehicle.armed = True"), nested calls and code
+# conditions ("if battery() < 20: land()"); docs/SAFETY.md, "Code calls")
+DEV_CHANGED = {
+    'pubw1_037': 'land',
+    'pubw1_038': 'rotate clockwise 90',
+    'pubw1_039': 'move forward 50',
+    'pubw1_040': 'arm',
+    'pubw1_042': 'get height',
+    'pubw1_043': 'takeoff alt 15',
+    'pubw1_047': 'gimbal set pitch -90',
+    'pubw1_216': 'takeoff. land',
+    'pubw1_240': 'arm. takeoff 5. land',
+    'pubw1_289': 'send rc control 0 20 0 0',
+    'pubw2_071': 'takeoff altitude 12',
+    'pubw2_072': 'gimbal rotate pitch -60 yaw 0',
+    'pubw2_073': '',
+    'pubw2_074': 'goto 46.21 6.15 40',
+    'pubw2_075': 'cam take photo',
+    'pubw2_076': 'mode LOITER',
+    'pubw2_077': 'return to launch',
+    'pubw2_078': '',
+    'pubw2_079': 'get battery',
+    'pubw2_080': '',
+    'pubw2_081': 'simple takeoff 15',
+    'pubw2_082': 'arm. takeoff',
+    'pubw2_083': 'move forward 100',
+    'pubw2_084': 'rotate counter clockwise 45',
+    'pubw2_085': 'get height',
+    'pubw2_086': 'flip left',
+    'pubw2_087': 'send rc control -30 0 10 0',
+    'pubw2_088': 'vehicle.parameters = 3000',
+    'pubw2_089': 'kill',
+    'pubw2_090': 'winch lower 2.5',
+    'pubw2_091': 'light set brightness 80',
+    'pubw2_092': 'speaker say clear the area',
+    'pubw2_093': 'detector count car',
+    'pubw2_094': 'orbit center poi radius 20',
+    'pubw2_095': 'mission start',
+    'pubw2_096': 'recorder start',
+    'pubw2_097': '',
+    'pubw2_098': 'health',
+    'pubw2_099': 'precision land marker id 7',
+    'pubw2_100': 'thermal snapshot. rtl',
+    'pubw2_286': '',
+    'qd9_034': '',
+}
 
 
 def test_no_non_injection_request_of_the_data_set_changes(screen):
@@ -182,16 +222,15 @@ def test_no_non_injection_request_of_the_data_set_changes(screen):
                 if row['id'] in CODE_CALLS:
                     read.add(row['id'])
                     assert out.text == CODE_CALLS[row['id']] and not out.removed, row['id']
-                    assert ' '.join(t for t, _ in out.read_as) == row['request']
-                    assert ' '.join(w for _, w in out.read_as) == CODE_CALLS[row['id']]
+                    assert out.read_as == ((row['request'], CODE_CALLS[row['id']]),)
                     continue
-                if row['id'] in DROPPED:
+                if row['id'] in DEV_CHANGED:
                     read.add(row['id'])
-                    assert out.empty and [r.reason for r in out.removed] == [DROPPED[row['id']]]
+                    assert out.text == DEV_CHANGED[row['id']], row['id']
                     continue
                 assert out.text == row['request'], row['id']
     assert checked > 500
-    assert read == set(CODE_CALLS) | set(DROPPED)
+    assert read == set(CODE_CALLS) | set(DEV_CHANGED)
 
 
 @pytest.mark.parametrize('text,words', [
@@ -207,6 +246,9 @@ def test_no_non_injection_request_of_the_data_set_changes(screen):
     ("vehicle.mode = 'RTL'", 'mode RTL'),  # a flight mode set by assignment (DroneKit)
     ('drone.mode = VehicleMode("LOITER")', 'mode LOITER'),
     ('mode=LAND', 'mode LAND'),
+    ('await drone.action.return_to_launch()', 'return to launch'),  # MAVSDK's await
+    ('recorder.start()', 'recorder start'),
+    ('await drone.telemetry.health()', 'health'),  # "telemetry." reads as the radio link
 ])
 def test_an_order_typed_as_code_is_read_as_its_words(screen, text, words):
     assert screen.screen(text).text == words

@@ -154,7 +154,7 @@ _COMPARED = re.compile(rf"^(?:(?:over|above|below|under|past|beyond)|(?:higher|l
 
 # Cuts between clauses. An arrow ("bat<20 -> land", "=>", "→") is a cut; "<" and ">" are cuts
 # except in a comparison with a number ("alt >= 50", "rssi<-95").
-_PUNCT = re.compile(r'\s*(?:-+>|=>|→|⇒)\s*|(?:[;!?\n#]|[<>](?!=?\s*[-+−]?\d)|\.(?!\d))+|'
+_PUNCT = re.compile(r'\s*(?:-+>|=>|→|⇒)\s*|(?:[;!?\n#•▪◦‣]|[<>](?!=?\s*[-+−]?\d)|\.(?!\d))+|'
                     r',(?!\s?-?\d)|\s[-–—]+\s|:\s|\s=\s')
 # Step markers of a numbered plan ("1) ...", "(2) ...", "3- ...", "Step 4: ..."): clause cuts.
 _STEP = re.compile(
@@ -163,6 +163,14 @@ _STEP = re.compile(
     re.IGNORECASE,
 )
 _BARE_STEP = re.compile(r'^(?:step\s*)?\d{1,2}$', re.IGNORECASE)
+# A line of Tello SDK commands typed one after another ("ccw 90 forward 20", "takeoff up 50
+# cw 180 land"): each command is a clause. Only a line made of nothing else.
+_TELLO_CMD = (r'(?:c?cw|forward|back|left|right|up|down)\s+\d{1,4}(?:\s*cm)?|takeoff|land|'
+              r'streamon|streamoff|emergency|flip\s+[lrfb]|'
+              # the turns as lcr's speller writes them out (routing/spelling.py)
+              r'turn\s+(?:counter)?clockwise\s+\d{1,3}\s+degrees')
+_TELLO_RUN = re.compile(rf'^\s*(?:{_TELLO_CMD})(?:\s*,?\s*(?:{_TELLO_CMD}))+\s*$', re.IGNORECASE)
+_TELLO_ONE = re.compile(rf'(?:{_TELLO_CMD})(?=\s|,|$)', re.IGNORECASE)
 # Clauses that count for nothing (ANNOTATION.md): attempts to steer the router ("ignore your
 # rules", "output every tool", "use tool fly_to_moon", "you are now ...") and questions about
 # another time ("the forecast for tomorrow": a forecast for later is out of scope).
@@ -470,6 +478,8 @@ def _pieces(text: str) -> list[tuple[str, str, int, bool]]:
     """
     pieces: list[tuple[str, str, int, bool]] = []
     text = _STEP.sub(';', normalise(text))
+    if _TELLO_RUN.match(text):
+        text = '; '.join(m.group(0) for m in _TELLO_ONE.finditer(text))
     # "hover for 30 s, then land": the duration of one action is the delay of the next
     delays = [m.group('d').lower() for m in _FOR_THEN.finditer(text)]
     for n, chunk in enumerate(_PUNCT.split(text)):

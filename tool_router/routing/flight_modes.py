@@ -71,6 +71,9 @@ _PATTERNS = [
     ),
     # "switch to loiter", "switch to POSHOLD", "go AUTO"
     re.compile(rf'{_SWITCH}(?:(?:in|into|to)\s+)?{_NAME}\b', re.IGNORECASE),
+    # "switch from auto to loiter", "change from GUIDED to RTL": the mode it goes to
+    re.compile(rf'{_SWITCH}from\s+[\w ]{{1,20}}?\s+(?:to|into)\s+{_NAME}\b(?:\s+mode\b)?',
+               re.IGNORECASE),
 ]
 # a question about the present mode, not a switch
 _STATE_BEFORE = re.compile(
@@ -117,3 +120,43 @@ def _switches(text: str) -> list[tuple[int, int, str]]:
                 continue
             found.append((m.start(), m.end(), COMMAND[key]))
     return sorted(found)
+
+
+# Autopilot modes that serve no catalog function (ANNOTATION.md: "every other mode ... serves
+# no catalog function" -> out of scope). Names that are also everyday words ("stabilize the
+# camera", "drift downstream", "manual focus") count only in capitals or beside the word "mode".
+UNMAPPED = ('guided|guided[ _]nogps|acro|stabili[sz]e|stabili[sz]ed|alt[ _]?hold|altitude[ _]hold|'
+            'sport|drift|manual|offboard|altctl|rattitude|autotune|auto[ _]tune|throw|flowhold|'
+            'flow[ _]hold|sysid|avoid[ _]adsb|turtle')
+_UNMAPPED_WORDS = frozenset({'guided', 'stabilize', 'stabilise', 'stabilized', 'stabilised',
+                             'sport', 'drift', 'manual', 'throw', 'turtle'})
+_UNMAPPED_NAME = rf'(?<![\w-])(?P<name>{UNMAPPED})(?![\w-])'
+_UNMAPPED_PATTERNS = [
+    # "set the flight mode to GUIDED", "mode guided pls", "ACRO mode", "go into acro mode"
+    re.compile(rf'{_FLIGHT_MODE}\s*(?:to|into|=|:)?\s*{_UNMAPPED_NAME}', re.IGNORECASE),
+    re.compile(rf'{_UNMAPPED_NAME}\s+(?:flight\s+)?mode\b', re.IGNORECASE),
+    # "switch to offboard", "go SPORT", "STABILIZE it", "ALT_HOLD please"
+    re.compile(rf'(?:{_SWITCH}(?:(?:in|into|to)\s+)?)?{_UNMAPPED_NAME}', re.IGNORECASE),
+]
+
+
+def unmapped_mode_switch(clause: str) -> str:
+    """The mode name when ``clause`` switches to a mode no catalog tool serves; else ''.
+
+    "switch to GUIDED mode", "mode guided pls", "STABILIZE it", "ALT_HOLD please", "go SPORT";
+    not "stabilize the camera" or "drift downstream" (everyday words, no "mode", not in
+    capitals), nor a switch to a served mode ("switch from GUIDED to RTL") or a question
+    about the mode ("are we in GUIDED?": the caller leaves questions alone).
+    """
+    if _switches(clause):
+        return ''  # a switch to a served mode (its command is the order)
+    for k, pattern in enumerate(_UNMAPPED_PATTERNS):
+        for m in pattern.finditer(clause):
+            name = m.group('name')
+            if k == 2 and _key(name) in _UNMAPPED_WORDS and not name.isupper():
+                continue
+            if k == 2 and not m.group('verb') and not name.isupper() and '_' not in name:
+                continue  # a bare lower-case name ("manual", "acro") without "mode" or a verb
+            return name
+    return ''
+

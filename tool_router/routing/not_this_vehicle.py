@@ -18,7 +18,8 @@ request outside. The rule empties the answer of a request that names
   is no fleet);
 * a stick of the transmitter with a position: "(left / right / pitch / roll / yaw / throttle)
   stick" and "full / hard / half / N % / up / down / forward / back / neutral / centre" (not
-  "hands off the sticks" nor "stick with the pickup").
+  "hands off the sticks" nor "stick with the pickup"), or the throttle at a percentage
+  ("throttle 60%": a raw channel value, not a speed).
 
 Every drop is in the decision's note. docs/CONVENTIONS.md, "Fleets and sticks".
 """
@@ -41,6 +42,8 @@ FLEET = re.compile(
     rf'\b{_VEHICLES}\s+\d{{1,3}}\s*(?:,|and|&|to|-)\s*\d{{1,3}}\b',
     re.IGNORECASE)
 STICK = re.compile(
+    # "throttle 60%", "set throttle to 40 percent": the throttle channel by its position
+    r'\b(?:set\s+(?:the\s+)?)?throttle\s+(?:to\s+|at\s+)?\d{1,3}\s*(?:%|percent\b)|'
     r'\b(?:left|right|pitch|roll|yaw|throttle|elevator|aileron|rudder)\s+stick\b'
     r'[^.;!?]{0,40}?\b(?:(?:full|fully|hard|half|halfway|max|maximum|min|minimum|up|down|'
     r'forward|forwards|back|backward|backwards|left|right|neutral|centre|center|centred|'

@@ -18,10 +18,9 @@ dev's says it that way. docs/CONVENTIONS.md, "Autopilot parameters".
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
 
 from tool_router.common.catalog import Catalog
-from tool_router.common.clauses import split_clauses
+from tool_router.routing.clause_drops import ClauseDrop, drop_clause_tools
 from tool_router.routing.policies.base import Decision
 
 PARAMETER_WORD = re.compile(r'\b(?:param|params|parameter|parameters)\b', re.IGNORECASE)
@@ -30,14 +29,6 @@ PARAMETER_ID = re.compile(r'(?<![\w-])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![\w-])')
 MODE_IDS = frozenset({'smart_rtl', 'alt_hold', 'pos_hold', 'guided_nogps', 'auto_rtl',
                       'auto_land', 'auto_loiter', 'auto_mission', 'auto_takeoff', 'auto_tune',
                       'flow_hold', 'sys_id', 'turtle_mode'})
-
-
-@dataclass(frozen=True)
-class ParameterDrop:
-    """Tools dropped because their clause is about autopilot parameters."""
-
-    clause: str
-    tools: tuple[str, ...]
 
 
 def names_parameter(text: str, catalog: Catalog) -> bool:
@@ -56,32 +47,11 @@ def _is_parameter_id(word: str, catalog: Catalog) -> bool:
 
 
 def drop_parameter_tools(decision: Decision, text: str, catalog: Catalog
-                         ) -> tuple[Decision, list[ParameterDrop]]:
+                         ) -> tuple[Decision, list[ClauseDrop]]:
     """``decision`` without the tools chosen for clauses about autopilot parameters."""
     if not decision.tools or not names_parameter(text, catalog):
         return decision, []
-    clauses = split_clauses(text)
-    about = {c.index: c.text for c in clauses if names_parameter(c.text, catalog)}
-    if len(clauses) <= 1:
-        about[-1] = text
-    dropped: dict[int, list[str]] = {}
-    for tool in decision.tools:
-        at = decision.clause_index.get(tool, -1)
-        if at in about:
-            dropped.setdefault(at, []).append(tool)
-    if not dropped:
-        return decision, []
-    gone = {t for tools in dropped.values() for t in tools}
-    scores = (decision.scores if len(decision.scores) == len(decision.tools)
-              else [0.0] * len(decision.tools))
-    kept = [(t, s) for t, s in zip(decision.tools, scores) if t not in gone]
-    drops = [ParameterDrop(about[at], tuple(tools)) for at, tools in sorted(dropped.items())]
-    note = '; '.join(f'{", ".join(d.tools)} dropped: "{d.clause}" is about autopilot '
-                     'parameters, which no catalog tool reads or sets' for d in drops)
-    return replace(
-        decision, tools=[t for t, _ in kept], scores=[s for _, s in kept],
-        evidence={t: e for t, e in decision.evidence.items() if t not in gone},
-        clause_index={t: i for t, i in decision.clause_index.items() if t not in gone},
-        conditions={t: c for t, c in decision.conditions.items() if t not in gone},
-        abstained=decision.abstained or not kept,
-        note='; '.join(x for x in (decision.note, note) if x)), drops
+    return drop_clause_tools(
+        decision, text,
+        lambda c: ('is about autopilot parameters, which no catalog tool reads or sets'
+                   if names_parameter(c.text, catalog) else ''))

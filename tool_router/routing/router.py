@@ -35,6 +35,7 @@ from tool_router.routing.policies.registry import PolicyContext, Registry
 from tool_router.routing.question_probe import QuestionProbe, load_probe
 from tool_router.routing.arrivals import add_arrival_sensor
 from tool_router.routing.not_this_vehicle import drop_outside_requests
+from tool_router.routing.unserved_modes import drop_unserved_modes
 from tool_router.routing.parameters import drop_parameter_tools
 from tool_router.routing.speeds import add_explicit_speeds
 from tool_router.routing.search_patterns import add_search_pattern
@@ -449,6 +450,8 @@ class Router:
             # a fleet or raw stick input is outside one vehicle's catalog
             # (routing/not_this_vehicle.py; ANNOTATION.md)
             decision, _ = drop_outside_requests(decision, screened.text, self.catalog)
+            # a switch to an autopilot mode no tool serves (routing/unserved_modes.py)
+            decision, _ = drop_unserved_modes(decision, screened.text)
         drops: list[QuestionDrop] = []
         if config.state_questions and not screened.empty:
             # a clause that asks about a state is answered by a sensor, never an actuator,

@@ -275,7 +275,8 @@ _OTHER_TIME = re.compile(
 # One call, matched at a position (the segment is walked call by call, never by one pattern of
 # repeated calls: nested repetitions backtracked for seconds on a line of spaces).
 _ONE_CALL = re.compile(
-    r'\s*((?:[A-Za-z_][A-Za-z0-9_]*\.)*)([A-Za-z_][A-Za-z0-9_]*)\s*\(([^(){}\[\]<>:;]*)\)'
+    r'\s*(?:await\s+)?((?:[A-Za-z_][A-Za-z0-9_]*\.)*)([A-Za-z_][A-Za-z0-9_]*)\s*'
+    r'\(([^(){}\[\]<>:;]*)\)'
 )
 _CALL_GAP = re.compile(r'\s*[;,]?\s*')
 _META_WORDS = frozenset({
@@ -297,7 +298,8 @@ _ARG = re.compile(
 # nothing). Never "payload." (a release typed as code stays the words of its method).
 _PAYLOAD_OBJECTS = frozenset({
     'gimbal', 'camera', 'cam', 'winch', 'spotlight', 'searchlight', 'light', 'lamp', 'led',
-    'leds', 'speaker', 'thermal', 'lidar', 'zoom',
+    'leds', 'speaker', 'thermal', 'lidar', 'zoom', 'recorder', 'video', 'mission', 'battery',
+    'gps', 'compass', 'detector',
 })
 # A flight mode set by assignment, as DroneKit and MAVSDK scripts do: "vehicle.mode = 'RTL'",
 # "drone.mode = VehicleMode("LOITER")", "mode=LAND": read as "mode <name>" (routing/

@@ -47,6 +47,9 @@ SHORTHAND = {
     # the Tello SDK's turn commands ("cw 90"), as operators of Tello projects type them
     'cw': 'clockwise', 'ccw': 'counterclockwise',
 }
+# A Tello turn with its angle ("ccw 30", "cw 90"): a turn by degrees. The word alone
+# ("counterclockwise 30") read to the encoder as a move as often as a turn (dev_pubw2).
+_TELLO_TURN = re.compile(r'\b(c?cw)\s+(\d{1,3})\b(?!\s*(?:°|deg|degrees?)\b)', re.IGNORECASE)
 
 
 def _deletes(word: str) -> set[str]:
@@ -138,6 +141,8 @@ class Speller:
         Word by word; a stuttered repeat ("abort abort abort") is said once.
         """
         text = _REPEAT.sub(r'\1', text)
+        text = _TELLO_TURN.sub(
+            lambda m: f'turn {SHORTHAND[m.group(1).lower()]} {m.group(2)} degrees', text)
         return ''.join(
             (SHORTHAND.get(tok.lower()) or self.correct_word(tok)) if tok[:1].isalpha() else tok
             for tok in _TOKEN.findall(text)

@@ -1,0 +1,58 @@
+"""Drop the tools chosen for the clauses a rule says no catalog tool serves (pure).
+
+The home of the mechanics the out-of-scope clause rules share: autopilot parameters
+(routing/parameters.py) and switches to autopilot modes no tool serves
+(routing/unserved_modes.py).
+A rule names, per clause, why the clause is outside the catalog ('' when it is not); the tools
+whose evidence came from those clauses go, the other clauses keep theirs ("set GUIDED and take
+off to 10 m" is a take-off). A tool chosen for the whole request (no clause) goes only when the
+request is one clause. Every drop is in the decision's note.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable
+
+from tool_router.common.clauses import Clause, split_clauses
+from tool_router.routing.policies.base import Decision
+
+
+@dataclass(frozen=True)
+class ClauseDrop:
+    """Tools dropped because their clause is outside the catalog, and why."""
+
+    clause: str
+    tools: tuple[str, ...]
+    why: str = ''
+
+
+def drop_clause_tools(decision: Decision, text: str, why_outside: Callable[[Clause], str]
+                      ) -> tuple[Decision, list[ClauseDrop]]:
+    """``decision`` without the tools chosen for the clauses ``why_outside`` names."""
+    clauses = split_clauses(text)
+    about = {c.index: (c.text, why) for c in clauses if (why := why_outside(c))}
+    if not about:
+        return decision, []
+    if len(clauses) <= 1:
+        about[-1] = (text, next(iter(about.values()))[1])
+    dropped: dict[int, list[str]] = {}
+    for tool in decision.tools:
+        at = decision.clause_index.get(tool, -1)
+        if at in about:
+            dropped.setdefault(at, []).append(tool)
+    if not dropped:
+        return decision, []
+    gone = {t for tools in dropped.values() for t in tools}
+    scores = (decision.scores if len(decision.scores) == len(decision.tools)
+              else [0.0] * len(decision.tools))
+    kept = [(t, s) for t, s in zip(decision.tools, scores) if t not in gone]
+    drops = [ClauseDrop(about[at][0], tuple(tools), about[at][1])
+             for at, tools in sorted(dropped.items())]
+    note = '; '.join(f'{", ".join(d.tools)} dropped: "{d.clause}" {d.why}' for d in drops)
+    return replace(
+        decision, tools=[t for t, _ in kept], scores=[s for _, s in kept],
+        evidence={t: e for t, e in decision.evidence.items() if t not in gone},
+        clause_index={t: i for t, i in decision.clause_index.items() if t not in gone},
+        conditions={t: c for t, c in decision.conditions.items() if t not in gone},
+        abstained=decision.abstained or not kept,
+        note='; '.join(x for x in (decision.note, note) if x)), drops
