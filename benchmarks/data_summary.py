@@ -44,7 +44,9 @@ def block(root: Path = ROOT) -> str:
     data = root / 'benchmarks' / 'data' / 'v2'
     rows = [r for f in sorted(data.glob('new_b*.jsonl')) for r in _read(f)]
     test = {r['id'] for r in _read(data / 'test.jsonl')}
-    writers = sorted({str(r['writer']) for r in rows}, key=lambda w: int(w.lstrip('w')))
+    # w1 ... w34 by number, then the named writers (pubw1, pubw2) by name
+    writers = sorted({str(r['writer']) for r in rows},
+                     key=lambda w: (0, int(w[1:]), w) if w[1:].isdigit() else (1, 0, w))
     styles = collections.Counter(str(r['style']) for r in rows)
     tools = collections.Counter(str(t) for r in rows for t in r['tools'])
     coverage = ', '.join(f'{t} {n}' for t, n in sorted(tools.items(), key=lambda x: (-x[1], x[0])))
