@@ -7,7 +7,7 @@ import pytest
 from tool_router.common.catalog import load_catalog
 from tool_router.common.paths import config_path
 from tool_router.routing.policies.base import Decision
-from tool_router.routing.search_patterns import add_search_pattern
+from tool_router.routing.search_patterns import add_search_pattern, shape_around_is_a_mission
 
 CATALOG = load_catalog(config_path('catalog.yaml'))
 
@@ -48,9 +48,42 @@ def test_the_added_half_is_gated_as_the_present_one():
     ('did you finish the grid search for the hiker?', ['execute_mission']),  # a question
     ("don't run a grid search for the dog", ['object_detector']),  # negated
     ('grid search for a red backpack', ['execute_mission', 'object_detector']),  # complete
-    ('grid search for a red backpack', ['goto_waypoint']),  # neither half was read
     ('grid search for a red backpack', []),  # the scope decision said no
 ])
 def test_nothing_is_added_where_the_rule_does_not_apply(text, tools):
     d, facts = add_search_pattern(_decision(tools), text, CATALOG)
+    assert facts is None and d.tools == tools
+
+
+def test_with_neither_half_both_are_added_gated_as_the_clause():
+    d, facts = add_search_pattern(_decision(['thermal_camera']),
+                                  'thermal grid search for survivors', CATALOG)
+    assert facts is not None and facts.tools == ('execute_mission', 'object_detector')
+    assert d.tools == ['thermal_camera', 'execute_mission', 'object_detector']
+    assert not d.conditions
+
+
+@pytest.mark.parametrize('text', ['grid search for hours', 'spiral search for 3 loops'])
+def test_a_bare_plural_of_time_is_no_target(text):
+    d, facts = add_search_pattern(_decision(['execute_mission']), text, CATALOG)
+    assert facts is None
+
+
+@pytest.mark.parametrize('text', ['box pattern around Silo2', 'triangle around the three towers',
+                                  'fly a square around the car park'])
+def test_a_named_shape_around_something_is_a_mission_not_an_orbit(text):
+    d, facts = shape_around_is_a_mission(_decision(['orbit_point']), text, CATALOG)
+    assert facts is not None and d.tools == ['execute_mission']
+    assert d.evidence['execute_mission'][0].source == 'rule' and 'orbit_point' not in d.evidence
+
+
+@pytest.mark.parametrize('text, tools', [
+    ('orbit the square', ['orbit_point']),  # a place to orbit
+    ('circle around the box', ['orbit_point']),
+    ('fly around the town square', ['orbit_point']),  # the shape after "around": a place
+    ('is the square around the tower done?', ['orbit_point']),  # a question
+    ('box pattern around Silo2', ['orbit_point', 'execute_mission']),  # the mission is there
+])
+def test_orbits_stay_where_the_shape_is_a_place_or_circling_is_said(text, tools):
+    d, facts = shape_around_is_a_mission(_decision(tools), text, CATALOG)
     assert facts is None and d.tools == tools

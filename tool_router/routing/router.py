@@ -38,7 +38,7 @@ from tool_router.routing.not_this_vehicle import drop_outside_requests
 from tool_router.routing.unserved_modes import drop_unserved_modes
 from tool_router.routing.parameters import drop_parameter_tools
 from tool_router.routing.speeds import add_explicit_speeds
-from tool_router.routing.search_patterns import add_search_pattern
+from tool_router.routing.search_patterns import add_search_pattern, shape_around_is_a_mission
 from tool_router.routing.until_seen import add_until_seen
 from tool_router.routing.questions import answer_questions
 from tool_router.routing.safety import Screen, visible
@@ -470,6 +470,7 @@ class Router:
             decision, _ = add_until_seen(decision, screened.text, self.catalog)
             # a named search pattern for a target flies and looks (routing/search_patterns.py)
             decision, _ = add_search_pattern(decision, screened.text, self.catalog)
+            decision, _ = shape_around_is_a_mission(decision, screened.text, self.catalog)
             # an arrival at a place is a position condition (routing/arrivals.py; CONVENTIONS.md)
             decision, _ = add_arrival_sensor(decision, screened.text, self.catalog)
         checked = validate_selection(decision.tools, decision.scores, self.catalog, bound)

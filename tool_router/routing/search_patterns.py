@@ -14,7 +14,7 @@ into an empty answer, a question or a negated order. docs/CONVENTIONS.md, "Searc
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tool_router.common.catalog import Catalog
 from tool_router.routing.policies.base import Decision
@@ -28,11 +28,24 @@ _OBJECT = (r'(?:a|an|the|any|some|our|my|his|her|their|missing|lost|stray|escape
            # not a time ("for the next 10 minutes", "for a while") nor the pattern's own area
            r'(?!(?:next|first|last|rest|whole|while|bit|moment|few|couple|minute|hour|second|'
            r'time|area|field|region|zone|sector|block)\b)[a-z]')
+# a bare plural after "for" is a target too ("grid search for survivors"), not a span of time
+_PLURAL = (r'(?!(?:minutes|hours|seconds|mins|hrs|secs|days|ages|weeks|years|laps|passes|'
+           r'rounds|loops|times)\b)[a-z]{3,}s\b')
 SEARCH_FOR = re.compile(
     rf'\b(?P<pattern>(?:{_PATTERN})\s+(?:search|pattern|sweep|survey)(?:\s+pattern)?)\b'
     rf'[^.;!?]{{0,60}}?\b(?:for|to\s+(?:find|locate|spot|look\s+for)|looking\s+for|'
-    rf'hunting\s+for|finding|locating)\s+(?P<object>{_OBJECT}[^.;!?,]{{0,40}})',
+    rf'hunting\s+for|finding|locating)\s+(?P<object>(?:{_OBJECT}|{_PLURAL})[^.;!?,]{{0,40}})',
     re.IGNORECASE)
+# A named shape flown around something ("box pattern around Silo2", "triangle around the three
+# towers"): the shape, a mission (ANNOTATION.md), not an orbit of the thing it goes around
+SHAPE_AROUND = re.compile(
+    r'\b(?P<shape>square|triangle|triangular|rectangle|rectangular|box|pentagon|hexagon|'
+    r'diamond|figure[- ]?(?:8|eight)|zig[- ]?zag|lawn\s*-?\s*mower|grid|spiral)'
+    r'(?:\s+(?:pattern|shape|loop|route|path|circuit|lap))?\s+(?:\w+\s+)?around\b',
+    re.IGNORECASE)
+ORBIT = 'orbit_point'
+_CIRCLING = re.compile(r'\b(?:orbit|orbits|orbiting|circle|circles|circling|loiter\s+around)\b',
+                       re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -49,7 +62,7 @@ def add_search_pattern(decision: Decision, text: str, catalog: Catalog
     if not decision.tools or MISSION not in catalog or DETECT not in catalog:
         return decision, None
     missing = [t for t in (MISSION, DETECT) if t not in decision.tools]
-    if not missing or len(missing) == 2:  # nothing to add, or neither half was read
+    if not missing:
         return decision, None
     m = SEARCH_FOR.search(text)
     if m is None:
@@ -59,10 +72,48 @@ def add_search_pattern(decision: Decision, text: str, catalog: Catalog
     at = next((cm for cm in moods if said.split()[0] in cm.clause.text.lower()), None)
     if at is None or at.mood.kind == QUESTION or at.clause.negated:
         return decision, None
-    present = next(t for t in (MISSION, DETECT) if t in decision.tools)
-    gate = decision.conditions.get(present, '')
+    # gated as the half already chosen is; with neither ("thermal grid search for survivors"
+    # got thermal_camera alone), as the pattern's clause is
+    present = next((t for t in (MISSION, DETECT) if t in decision.tools), '')
+    gate = decision.conditions.get(present, '') if present else at.clause.condition
     score = min(decision.aligned_scores())
-    added = decision.with_rule_tool(missing[0], score, int(at.clause.index), m.group(0),
-                                    f"search pattern for a target: {m.group('object').strip()}",
-                                    gate)
+    added = decision
+    for tool in missing:
+        added = added.with_rule_tool(tool, score, int(at.clause.index), m.group(0),
+                                     f"search pattern for a target: {m.group('object').strip()}",
+                                     gate)
     return added, SearchAdded(m.group(0), tuple(missing))
+
+
+def shape_around_is_a_mission(decision: Decision, text: str, catalog: Catalog
+                              ) -> tuple[Decision, SearchAdded | None]:
+    """``decision`` with ``execute_mission`` for ``orbit_point`` on "box pattern around X".
+
+    Only where the clause that chose the orbit names the shape before "around" and says no
+    circling of its own ("orbit the square", "circle around the box" stay orbits), and the
+    clause is no question.
+    """
+    if ORBIT not in decision.tools or MISSION in decision.tools or MISSION not in catalog:
+        return decision, None
+    m = SHAPE_AROUND.search(text)
+    if m is None:
+        return decision, None
+    moods = clause_moods(text)
+    at = next((cm for cm in moods if m.group(0).lower() in cm.clause.text.lower()), None)
+    if at is None or at.mood.kind == QUESTION or at.clause.negated \
+            or _CIRCLING.search(at.clause.text) \
+            or decision.clause_index.get(ORBIT, at.clause.index) != at.clause.index:
+        return decision, None
+    k = decision.tools.index(ORBIT)
+    score = decision.aligned_scores()[k]
+    gate = decision.conditions.get(ORBIT, '')
+    kept = replace(decision, tools=[t for t in decision.tools if t != ORBIT],
+                   scores=[s for t, s in zip(decision.tools, decision.aligned_scores())
+                           if t != ORBIT],
+                   evidence={t: e for t, e in decision.evidence.items() if t != ORBIT},
+                   clause_index={t: i for t, i in decision.clause_index.items() if t != ORBIT},
+                   conditions={t: c for t, c in decision.conditions.items() if t != ORBIT})
+    added = kept.with_rule_tool(MISSION, score, int(at.clause.index), m.group(0),
+                                f"a named shape flown around something: {m.group('shape')}",
+                                gate)
+    return added, SearchAdded(m.group(0), (MISSION,))
