@@ -22,6 +22,7 @@ def _decision(tools):
     ('send both drones to the quarry', 'several vehicles or a fleet'),
     ('have drone A follow drone B', 'several vehicles or a fleet'),
     ('drones 2 and 3 return home', 'several vehicles or a fleet'),
+    ('vehicle 1 and vehicle 2 land', 'several vehicles or a fleet'),
     ('all the drones hold position', 'several vehicles or a fleet'),
     ('launch two drones over the lake', 'several vehicles or a fleet'),
     ('yaw stick hard right', 'raw stick input'),
@@ -46,6 +47,8 @@ def test_fleets_and_sticks_are_named(text, why):
     'drone 1 go to waypoint 1 then drone 1 land',  # the same vehicle twice
     'take a photo of the field',
     'throttle back to 5 m/s',  # a speed, not a channel value
+    'detect every vehicle in both lots',  # vehicles to look for
+    'count all vehicles on the bridge',
 ])
 def test_one_vehicle_requests_are_not_outside(text):
     assert outside_one_vehicle(text) is None

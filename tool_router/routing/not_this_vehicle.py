@@ -31,14 +31,17 @@ from dataclasses import dataclass, replace
 from tool_router.common.catalog import Catalog
 from tool_router.routing.policies.base import Decision
 
-_VEHICLE = r'(?:drones?|uavs?|quads?|copters?|quadcopters?|aircraft|vehicles?)'
-_VEHICLES = r'(?:drones|uavs|quads|copters|quadcopters|aircraft|vehicles)'
+# "vehicle" and "aircraft" are also what a camera looks for ("detect every vehicle in both
+# lots", writer pubw3): a fleet is counted in drones, or in vehicles by id only
+_VEHICLE = r'(?:drones?|uavs?|quads?|copters?|quadcopters?)'
+_VEHICLES = r'(?:drones|uavs|quads|copters|quadcopters)'
+_BY_ID = r'(?:drones?|uavs?|quads?|copters?|quadcopters?|aircraft|vehicles?)'
 FLEET = re.compile(
     r'\b(?:the|our|my|whole|entire|drone|uav)\s+fleet\b|'
     rf'\b(?:every|each)\s+(?:single\s+)?{_VEHICLE}\b|'
     rf'\ball\s+(?:(?:the|our|my|of\s+(?:the|our|my))\s+)?{_VEHICLES}\b|'
     rf'\b(?:both|two|three|four|several|multiple)\s+(?:of\s+(?:the|our|my)\s+)?{_VEHICLES}\b|'
-    rf'\b{_VEHICLE}\s+(?:[a-z]|\d{{1,3}})\b[^.;!?]{{0,60}}?\b{_VEHICLE}\s+(?:[a-z]|\d{{1,3}})\b|'
+    rf'\b{_BY_ID}\s+(?:[a-z]|\d{{1,3}})\b[^.;!?]{{0,60}}?\b{_BY_ID}\s+(?:[a-z]|\d{{1,3}})\b|'
     rf'\b{_VEHICLES}\s+\d{{1,3}}\s*(?:,|and|&|to|-)\s*\d{{1,3}}\b',
     re.IGNORECASE)
 STICK = re.compile(
@@ -70,7 +73,7 @@ def outside_one_vehicle(text: str) -> tuple[str, str] | None:
     said = _QUOTED.sub(' ', text)
     for m in FLEET.finditer(said):
         words = m.group(0)
-        ids = re.findall(rf'\b{_VEHICLE}\s+([a-z]|\d{{1,3}})\b', words, re.IGNORECASE)
+        ids = re.findall(rf'\b{_BY_ID}\s+([a-z]|\d{{1,3}})\b', words, re.IGNORECASE)
         if len(ids) >= 2 and (ids[0].lower() == ids[1].lower() or set(ids) & _LETTER_WORDS):
             continue  # the same vehicle twice, or "the drone a bit ..." (an article, lower case)
         return 'several vehicles or a fleet', words
