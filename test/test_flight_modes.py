@@ -107,6 +107,7 @@ def test_lcr_reads_the_rewritten_text_and_its_ablation_does_not(fake_index):
     ('switch to offboard', 'offboard'), ('STABILIZE it', 'STABILIZE'), ('go SPORT', 'SPORT'),
     ('manual mode pls', 'manual'), ('switch to ALTCTL', 'ALTCTL'), ('set mode DRIFT', 'DRIFT'),
     ('switch to altitude hold', 'altitude hold'),
+    ('SPORT MODE!!! NOW!!!', 'SPORT'),  # shouted, but beside "mode"
 ])
 def test_a_switch_to_a_mode_no_tool_serves_is_named(text, name):
     assert unmapped_mode_switch(text) == name
@@ -116,6 +117,7 @@ def test_a_switch_to_a_mode_no_tool_serves_is_named(text, name):
     'stabilize the camera', 'drift downstream', 'take manual control', 'sport the new camera',
     'switch from GUIDED to RTL',  # the mode it goes to is served
     'switch to loiter', 'hold altitude',
+    'THROW THE LIFE RING NOW', 'DRIFT LEFT A BIT',  # shouted words, not modes' names
 ])
 def test_everyday_words_and_served_modes_are_not_unserved_switches(text):
     assert unmapped_mode_switch(text) == ''

@@ -153,9 +153,14 @@ def unmapped_mode_switch(clause: str) -> str:
     for k, pattern in enumerate(_UNMAPPED_PATTERNS):
         for m in pattern.finditer(clause):
             name = m.group('name')
-            if k == 2 and _key(name) in _UNMAPPED_WORDS and not name.isupper():
+            # capitals say "a mode's name" only where the other words are not shouted too
+            # ("THROW THE RING NOW", "DRIFT LEFT A BIT")
+            rest = clause[:m.start('name')] + clause[m.end('name'):]
+            shouted = any(ch.isupper() for ch in rest) and not any(ch.islower() for ch in rest)
+            named = name.isupper() and not shouted
+            if k == 2 and _key(name) in _UNMAPPED_WORDS and not named:
                 continue
-            if k == 2 and not m.group('verb') and not name.isupper() and '_' not in name:
+            if k == 2 and not m.group('verb') and not named and '_' not in name:
                 continue  # a bare lower-case name ("manual", "acro") without "mode" or a verb
             return name
     return ''
