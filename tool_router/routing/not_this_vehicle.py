@@ -21,7 +21,8 @@ request outside. The rule empties the answer of a request that names
   "hands off the sticks" nor "stick with the pickup"), or the throttle at a percentage
   ("throttle 60%": a raw channel value, not a speed).
 
-Every drop is in the decision's note. docs/CONVENTIONS.md, "Fleets and sticks".
+Every drop is in the decision's note. docs/CONVENTIONS.md, "Fleet requests stay out
+of scope ... So does raw stick input".
 """
 from __future__ import annotations
 

@@ -9,7 +9,8 @@ pattern), "run a spiral search for the missing hiker" the mission alone (it woul
 look). The rule reads a named pattern followed in the same sentence by what it is for ("for a
 / the / any ...", "to find ...", "looking for ...") and adds what is missing of the two, gated
 as the tool of the pair already chosen is gated. Not for a duration ("for 10 minutes"), not
-into an empty answer, a question or a negated order. docs/CONVENTIONS.md, "Search patterns".
+into an empty answer, a question or a negated order. docs/CONVENTIONS.md, "A named search
+pattern flown for a target is a mission and a detection" (and the named shape after it).
 """
 from __future__ import annotations
 

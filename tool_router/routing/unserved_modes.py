@@ -10,8 +10,8 @@ it did not: "ALT_HOLD please" got ``altitude_sensor``, "switch to ALTCTL" ``set_
 policy, the tools chosen for a clause that switches to such a mode (GUIDED, ACRO, STABILIZE,
 ALT_HOLD, SPORT, DRIFT, MANUAL, OFFBOARD, ALTCTL, ...: ``flight_modes.UNMAPPED``), and keeps
 the other clauses' ("set GUIDED and take off to 10 m" is a take-off). A question about the mode
-("are we in GUIDED?") is a state question and keeps its sensor. docs/CONVENTIONS.md, "Flight
-modes no tool serves".
+("are we in GUIDED?") is a state question and keeps its sensor. docs/CONVENTIONS.md, "A switch
+to an autopilot mode no tool serves selects nothing".
 """
 from __future__ import annotations
 
