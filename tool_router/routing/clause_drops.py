@@ -10,7 +10,7 @@ request is one clause. Every drop is in the decision's note.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Callable
 
 from tool_router.common.clauses import Clause, split_clauses
@@ -43,16 +43,7 @@ def drop_clause_tools(decision: Decision, text: str, why_outside: Callable[[Clau
     if not dropped:
         return decision, []
     gone = {t for tools in dropped.values() for t in tools}
-    scores = (decision.scores if len(decision.scores) == len(decision.tools)
-              else [0.0] * len(decision.tools))
-    kept = [(t, s) for t, s in zip(decision.tools, scores) if t not in gone]
     drops = [ClauseDrop(about[at][0], tuple(tools), about[at][1])
              for at, tools in sorted(dropped.items())]
     note = '; '.join(f'{", ".join(d.tools)} dropped: "{d.clause}" {d.why}' for d in drops)
-    return replace(
-        decision, tools=[t for t, _ in kept], scores=[s for _, s in kept],
-        evidence={t: e for t, e in decision.evidence.items() if t not in gone},
-        clause_index={t: i for t, i in decision.clause_index.items() if t not in gone},
-        conditions={t: c for t, c in decision.conditions.items() if t not in gone},
-        abstained=decision.abstained or not kept,
-        note='; '.join(x for x in (decision.note, note) if x)), drops
+    return decision.without(gone, note), drops

@@ -27,7 +27,7 @@ of scope ... So does raw stick input".
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from tool_router.common.catalog import Catalog
 from tool_router.routing.policies.base import Decision
@@ -96,6 +96,4 @@ def drop_outside_requests(decision: Decision, text: str, catalog: Catalog
     drop = OutsideDrop(why, words, tuple(decision.tools))
     note = (f'{", ".join(drop.tools)} dropped: "{words}" asks for {why}, outside one '
             "vehicle's catalog")
-    return replace(decision, tools=[], scores=[], evidence={}, clause_index={}, conditions={},
-                   abstained=True,
-                   note='; '.join(x for x in (decision.note, note) if x)), drop
+    return decision.without(set(decision.tools), note), drop

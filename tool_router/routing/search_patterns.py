@@ -108,12 +108,8 @@ def shape_around_is_a_mission(decision: Decision, text: str, catalog: Catalog
     k = decision.tools.index(ORBIT)
     score = decision.aligned_scores()[k]
     gate = decision.conditions.get(ORBIT, '')
-    kept = replace(decision, tools=[t for t in decision.tools if t != ORBIT],
-                   scores=[s for t, s in zip(decision.tools, decision.aligned_scores())
-                           if t != ORBIT],
-                   evidence={t: e for t, e in decision.evidence.items() if t != ORBIT},
-                   clause_index={t: i for t, i in decision.clause_index.items() if t != ORBIT},
-                   conditions={t: c for t, c in decision.conditions.items() if t != ORBIT})
+    # the mission takes the orbit's place: the answer never goes empty on the way
+    kept = replace(decision.without({ORBIT}), abstained=decision.abstained)
     added = kept.with_rule_tool(MISSION, score, int(at.clause.index), m.group(0),
                                 f"a named shape flown around something: {m.group('shape')}",
                                 gate)

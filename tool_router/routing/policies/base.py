@@ -7,7 +7,7 @@ import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Iterator, Protocol
+from typing import Any, Collection, Iterator, Protocol
 
 from tool_router.common.catalog import Catalog, Kind
 from tool_router.common.choice import ToolChoice
@@ -81,6 +81,21 @@ class Decision:
         if len(self.scores) == len(self.tools):
             return list(self.scores)
         return [0.0] * len(self.tools)
+
+    def without(self, gone: Collection[str], note: str = '') -> 'Decision':
+        """This decision without the tools ``gone`` names (a router rule's drop), ``note`` added.
+
+        Their scores, evidence, clauses and gates go with them; an answer left empty is an
+        abstention.
+        """
+        kept = [(t, s) for t, s in zip(self.tools, self.aligned_scores()) if t not in gone]
+        return replace(
+            self, tools=[t for t, _ in kept], scores=[s for _, s in kept],
+            evidence={t: e for t, e in self.evidence.items() if t not in gone},
+            clause_index={t: i for t, i in self.clause_index.items() if t not in gone},
+            conditions={t: c for t, c in self.conditions.items() if t not in gone},
+            abstained=self.abstained or not kept,
+            note='; '.join(x for x in (self.note, note) if x))
 
     def with_rule_tool(self, tool: str, score: float, clause: int, fragment: str, detail: str,
                        condition: str = '') -> 'Decision':
