@@ -11,7 +11,7 @@ request is one clause. Every drop is in the decision's note.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 from tool_router.common.clauses import Clause, split_clauses
 from tool_router.routing.policies.base import Decision
@@ -26,10 +26,14 @@ class ClauseDrop:
     why: str = ''
 
 
-def drop_clause_tools(decision: Decision, text: str, why_outside: Callable[[Clause], str]
+def drop_clause_tools(decision: Decision, text: str, why_outside: Callable[[Clause], str],
+                      clauses: Sequence[Clause] | None = None
                       ) -> tuple[Decision, list[ClauseDrop]]:
-    """``decision`` without the tools chosen for the clauses ``why_outside`` names."""
-    clauses = split_clauses(text)
+    """``decision`` without the tools chosen for the clauses ``why_outside`` names.
+
+    ``clauses``: ``text``'s clauses when the caller has split them already.
+    """
+    clauses = split_clauses(text) if clauses is None else clauses
     about = {c.index: (c.text, why) for c in clauses if (why := why_outside(c))}
     if not about:
         return decision, []

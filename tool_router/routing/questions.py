@@ -445,6 +445,16 @@ def _locate(lower: str, clauses: Sequence[Clause]) -> list[tuple[int, int]]:
     return out
 
 
+def clause_holding(moods: Sequence[ClauseMood], fragment: str) -> ClauseMood | None:
+    """The first clause whose text holds ``fragment`` or is held by it (None when none)."""
+    frag = fragment.lower().strip()
+    for cm in moods:
+        text = cm.clause.text.lower()
+        if frag and (frag in text or text in frag):
+            return cm
+    return None
+
+
 def clause_moods(text: str, clauses: Sequence[Clause] | None = None) -> list[ClauseMood]:
     """Every clause of ``text`` with its mood (see the module docstring)."""
     clauses = list(split_clauses(text) if clauses is None else clauses)

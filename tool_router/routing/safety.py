@@ -305,9 +305,9 @@ _PAYLOAD_OBJECTS = frozenset({
 # "drone.mode = VehicleMode("LOITER")", "mode=LAND": read as "mode <name>" (routing/
 # flight_modes.py maps the name, or leaves it for the scope decision).
 _MODE_SET = re.compile(
-    r'^\s*(?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:flight_?)?mode\s*=\s*'
-    r'(?:(?:[A-Za-z_][A-Za-z0-9_]*\.)*VehicleMode\s*\(\s*)?(["\']?)([A-Za-z][A-Za-z_ ]{1,19})\1'
-    r'\s*\)?\s*;?\s*$',
+    r'^\s*(?P<objects>(?:[A-Za-z_][A-Za-z0-9_]*\.)*)(?:flight_?)?mode\s*=\s*'
+    r'(?:(?:[A-Za-z_][A-Za-z0-9_]*\.)*VehicleMode\s*\(\s*)?'
+    r'(?P<q>["\']?)(?P<name>[A-Za-z][A-Za-z_ ]{1,19})(?P=q)\s*\)?\s*;?\s*$',
     re.IGNORECASE,
 )
 
@@ -371,9 +371,9 @@ class Screen:
         """
         mode = _MODE_SET.match(folded)
         if mode is not None:
-            objects = folded[:folded.index('=')].split('.')[:-1]
-            name = mode.group(2).strip()
-            if _META_WORDS & {o.strip().lower() for o in objects} or self._names_a_tool(name):
+            owners = {o.lower() for o in mode.group('objects').split('.') if o}
+            name = mode.group('name').strip()
+            if _META_WORDS & owners or self._names_a_tool(name):
                 return ''
             return f'mode {name}'
         calls: list[re.Match[str]] = []

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 
 from tool_router.common.catalog import Catalog
 from tool_router.routing.policies.base import Decision
-from tool_router.routing.questions import QUESTION, clause_moods
+from tool_router.routing.questions import QUESTION, clause_holding, clause_moods
 
 MISSION, DETECT = 'execute_mission', 'object_detector'
 _PATTERN = (r'grid|spiral|lawn\s*-?\s*mower|expanding(?:[- ]square)?|sector|creeping[- ]line|'
@@ -70,7 +70,7 @@ def add_search_pattern(decision: Decision, text: str, catalog: Catalog
         return decision, None
     said = m.group('pattern').lower()
     moods = clause_moods(text)
-    at = next((cm for cm in moods if said.split()[0] in cm.clause.text.lower()), None)
+    at = clause_holding(moods, said.split()[0])
     if at is None or at.mood.kind == QUESTION or at.clause.negated:
         return decision, None
     # gated as the half already chosen is; with neither ("thermal grid search for survivors"
@@ -100,7 +100,7 @@ def shape_around_is_a_mission(decision: Decision, text: str, catalog: Catalog
     if m is None:
         return decision, None
     moods = clause_moods(text)
-    at = next((cm for cm in moods if m.group(0).lower() in cm.clause.text.lower()), None)
+    at = clause_holding(moods, m.group(0))
     if at is None or at.mood.kind == QUESTION or at.clause.negated \
             or _CIRCLING.search(at.clause.text) \
             or decision.clause_index.get(ORBIT, at.clause.index) != at.clause.index:

@@ -15,7 +15,7 @@ to an autopilot mode no tool serves selects nothing".
 """
 from __future__ import annotations
 
-from tool_router.common.clauses import Clause
+from tool_router.common.clauses import Clause, split_clauses
 from tool_router.routing.clause_drops import ClauseDrop, drop_clause_tools
 from tool_router.routing.flight_modes import unmapped_mode_switch
 from tool_router.routing.policies.base import Decision
@@ -26,11 +26,12 @@ def drop_unserved_modes(decision: Decision, text: str) -> tuple[Decision, list[C
     """``decision`` without the tools chosen for switches to modes no catalog tool serves."""
     if not decision.tools or not unmapped_mode_switch(text):
         return decision, []
-    asked = {cm.clause.index for cm in clause_moods(text) if cm.mood.kind == QUESTION}
+    clauses = split_clauses(text)
+    asked = {cm.clause.index for cm in clause_moods(text, clauses) if cm.mood.kind == QUESTION}
 
     def why(clause: Clause) -> str:
         name = '' if clause.index in asked else unmapped_mode_switch(clause.text)
         return f'switches to the autopilot mode {name}, which no catalog tool serves' if name \
             else ''
 
-    return drop_clause_tools(decision, text, why)
+    return drop_clause_tools(decision, text, why, clauses)

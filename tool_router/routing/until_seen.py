@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from tool_router.common.catalog import Catalog
 from tool_router.routing.policies.base import Decision
-from tool_router.routing.questions import QUESTION, ClauseMood, clause_moods
+from tool_router.routing.questions import QUESTION, clause_holding, clause_moods
 
 MOVE, DETECT = 'goto_waypoint', 'object_detector'
 _TRAVEL = (r'fly|flying|flies|go|going|goes|head|heading|heads|move|moving|wander|wandering|'
@@ -52,16 +52,6 @@ class SightAdded:
     tools: tuple[str, ...]
 
 
-def _clause_of(moods: list[ClauseMood], fragment: str) -> int:
-    """The index of the first clause whose text holds ``fragment`` (-1 when none)."""
-    frag = fragment.lower().strip()
-    for cm in moods:
-        text = cm.clause.text.lower()
-        if frag and (frag in text or text in frag):
-            return int(cm.clause.index)
-    return -1
-
-
 def add_until_seen(decision: Decision, text: str, catalog: Catalog
                    ) -> tuple[Decision, SightAdded | None]:
     """``decision`` with ``goto_waypoint`` and ``object_detector`` for "go ... until you see X"."""
@@ -74,10 +64,10 @@ def add_until_seen(decision: Decision, text: str, catalog: Catalog
     if m is None:
         return decision, None
     moods = clause_moods(text)
-    move_at = _clause_of(moods, m.group('move'))
-    for cm in moods:
-        if cm.clause.index == move_at and (cm.mood.kind == QUESTION or cm.clause.negated):
-            return decision, None
+    move = clause_holding(moods, m.group('move'))
+    if move is not None and (move.mood.kind == QUESTION or move.clause.negated):
+        return decision, None
+    move_at = int(move.clause.index) if move is not None else -1
     sight = re.sub(r'^(?:you|we|i|it)\s+', '', m.group('sight'), flags=re.IGNORECASE)
     sight_at = next((int(cm.clause.index) for cm in moods
                      if cm.clause.role == 'condition'
