@@ -87,6 +87,40 @@ def test_a_statement_with_a_question_tag_asks_and_an_order_with_one_orders():
     assert QUESTION not in [m.mood.kind for m in clause_moods('hold position, ok?')]
 
 
+@pytest.mark.parametrize('text', ["the winch is down isn't it", "you've disarmed haven't you",
+                                  "it's back at the pad right", 'the light is still on correct',
+                                  "we're recording, aren't we?", "it's hovering, didn't you say?"])
+def test_a_tag_closing_its_statement_asks(text):
+    assert QUESTION in [m.mood.kind for m in clause_moods(text)]
+
+
+@pytest.mark.parametrize('text', ["it's time to come home right", 'turn right', 'yaw right',
+                                  "land it, won't you", 'move it right', 'go home right now'])
+def test_orders_near_a_closing_tag_stay_orders(text):
+    assert QUESTION not in [m.mood.kind for m in clause_moods(text)]
+
+
+def test_checking_if_and_a_remark_beside_a_question_ask():
+    """ "checking if ..." is an indirect question; "it looks slow" beside one is its context."""
+    assert [m.mood.kind for m in clause_moods('checking if the light went off, it looks dark')] \
+        == [QUESTION, QUESTION, QUESTION]
+    assert {m.mood.kind for m in clause_moods('just checking whether the mapping stopped')} \
+        == {QUESTION}
+    assert [m.mood.kind for m in clause_moods('did it climb? it seems low')] == \
+        [QUESTION, QUESTION]
+    # without a question the remark stays what it was; "checking the X" is an order
+    assert [m.mood.kind for m in clause_moods('it looks dark, turn on the light')] == \
+        [OTHER, OTHER]
+    assert QUESTION not in [m.mood.kind for m in clause_moods('checking the battery then land')]
+
+
+@pytest.mark.parametrize('text, kinds', [('base, is it home yet?', [QUESTION, QUESTION]),
+                                         ('tower, confirm the quad is down', [QUESTION, QUESTION]),
+                                         ('base, land now', [OTHER, OTHER])])
+def test_a_station_addressed_before_a_question_is_part_of_it(text, kinds):
+    assert [m.mood.kind for m in clause_moods(text)] == kinds
+
+
 def test_a_time_the_question_asks_about_is_part_of_it():
     """ "is it climbing out after takeoff" asks; "take a photo after takeoff" orders both. """
     assert [m.mood.kind for m in clause_moods('is it climbing out after takeoff')] == \
@@ -364,7 +398,8 @@ def test_the_explanation_round_trips_the_drops(fake_router):
 
 @pytest.mark.parametrize('name, every', [('dev_questions.jsonl', 2),
                                          ('dev_terse_questions.jsonl', 1),
-                                         ('dev_app_questions.jsonl', 2)])
+                                         ('dev_app_questions.jsonl', 2),
+                                         ('dev_spoken_questions.jsonl', 1)])
 def test_the_shipped_router_on_the_dev_question_file(router, name, every):
     """MiniLM and lcr: no dev state question selects an actuator; every polite order acts.
 
@@ -373,7 +408,9 @@ def test_the_shipped_router_on_the_dev_question_file(router, name, every):
     kept apart from ``dev_questions.jsonl`` so that the question probe's fit
     (scripts/fit_model.sh) still reproduces the shipped probe. ``dev_app_questions.jsonl``: two
     more writers (2026-12-06, stop 41), a conversational one and a console / app one ("get rtl
-    status", "landed y/n", "check mode, LAND or LOITER"), kept apart for the same reason."""
+    status", "landed y/n", "check mode, LAND or LOITER"), kept apart for the same reason.
+    ``dev_spoken_questions.jsonl``: a tenth writer (2026-12-06, stop 43): radio chatter, question
+    tags, remarks beside a question ("it's headed back isn't it", "tower, confirm ...?")."""
     rows = [json.loads(line) for line in
             (ROOT / 'benchmarks/data/questions' / name).read_text().splitlines()]
     actuators = {t.name for t in router.catalog if t.kind is Kind.ACTUATOR}

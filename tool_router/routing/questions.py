@@ -121,7 +121,7 @@ _INFO = (r"(?:tell\s+(?:me|us)|check|confirm|verify|see|show\s+(?:me|us)|report|
          r"update\s+me)")
 _FILLER = re.compile(
     r"^(?:(?:just checking|just confirming|just to (?:check|confirm)|sanity check|checking in|"
-    r"hey|hi|hello|ok|okay|so|um+|uh+|er+|and|also|then|now|oh|well|alright|right|quick|"
+    r"hey|hi|hello|ok|okay|so|um+|uh+|er+|and|also|then|now|oh|well|alright|right|quick one|quick|"
     r"quick question|question|sorry|excuse me|drone|buddy|mate|pilot|copter|quad|just|btw|"
     r"by the way|one more thing|and then|after that|yo)\b[\s,:-]*)+"
 )
@@ -157,6 +157,8 @@ _INDIRECT = re.compile(
     r"i\s+(?:wonder|was\s+wondering|am\s+wondering|'m\s+wondering|want\s+to\s+know|"
     r"would\s+like\s+to\s+know|'d\s+like\s+to\s+know|need\s+to\s+know)\b|"
     r"(?:wondering|curious)\s+(?:if|whether|what|how|where)\b|"
+    # "checking if return home got cancelled", "i'm checking whether we're recording"
+    r"(?:i'm\s+|im\s+|i\s+am\s+|just\s+)?checking\s+(?:if|whether)\b|"
     r"(?:do|d'you)\s+(?:you|u)\s+know\s+(?:if|whether|what|how|where|which|when)\b|"
     r"any\s+idea\s+(?:if|whether|what|how|where|which|when)\b|"
     # what the operator cannot tell: "not sure if ...", "no idea whether ...", "can't tell if"
@@ -178,6 +180,7 @@ _BARE_INFO = re.compile(
     rf"^(?:(?:please\s+)?(?:{_MODAL}\s+(?:you|u|ya)\s+(?:please\s+)?)?"
     rf"(?:tell\s+me|let\s+me\s+know|lemme\s+know|check|confirm|verify|see|find\s+out|"
     rf"double[- ]?check|report|i\s+wonder|i'm\s+wondering|wondering|do\s+you\s+know|"
+    rf"(?:i'm\s+|im\s+|i\s+am\s+|just\s+)?checking|"
     rf"{_UNSURE}|(?:the\s+|my\s+|our\s+)?[a-z]+\s+(?:asks|is\s+asking|wants\s+to\s+know|"
     rf"needs\s+to\s+know)))$"
 )
@@ -201,9 +204,24 @@ _TRAILING_TIME = re.compile(r"(?:\s+(?:right\s+now|now|yet|still|already|at\s+th
                             r"currently|atm|rn))+$")
 _SETS_A_STATE = frozenset(
     "turn switch set put get make keep bring leave have go move start stop".split())
+# The auxiliary and subject of a question tag ("isn't it", "aren't you", "did they")
+_TAG_NEGATIVE = (r"(?:isn't|aren't|wasn't|weren't|hasn't|haven't|hadn't|didn't|doesn't|don't|"
+                 r"won't|wouldn't|can't|couldn't|ain't)")
+_TAG_AUX = rf"(?:{_TAG_NEGATIVE}|is|are|was|has|have|did|does|will)"
+_TAG_SUBJECT = r"(?:it|you|u|they|we|he|she|that|there)"
+# A statement that opens with its subject and verb: "it's on the ground", "you've landed", "the
+# winch is down"
+_SUBJECT_VERB = re.compile(
+    r"^(?:(?:it's|it\s+is|its)(?!\s+(?:time|high\s+time|about\s+time)\b)|it\s+has|it\s+was|you're|you\s+are|you've|you\s+have|we're|"
+    r"we\s+are|we've|we\s+have|they're|they've|he's|she's|"
+    r"(?:the|our|my|its|your)\s+(?:[\w-]+\s+){0,3}?(?:is|are|has|have|was|were))\b")
 # A question tag after a statement: "the motors are stopped, right?"
-_TAG = re.compile(r"^(?:right|yes|yeah|yep|correct|no|true|isn't\s+it|aren't\s+they|"
-                  r"hasn't\s+it|haven't\s+they|didn't\s+it|is\s+it|are\s+they|innit)$")
+_TAG = re.compile(r"^(?:right|yes|yeah|yep|correct|no|true|innit|"
+                  rf"{_TAG_AUX}\s+{_TAG_SUBJECT})$")
+# The same tag closing its statement with no mark between: "it's headed back isn't it", "you've
+# landed haven't you" (a negative tag), "it's on the ground now right" (after a statement that
+# opens with its subject and verb: :data:`_SUBJECT_VERB`)
+_CLOSING_TAG = re.compile(rf"\s(?:{_TAG_NEGATIVE}\s+{_TAG_SUBJECT}|right|correct|yeah|innit)$")
 _NEGATION_FIRST = re.compile(r"^(?:don't|dont|do\s+not|not|never|no)\b")
 # A status asked for as a noun phrase: "winch status", "rth status", "mapping progress"; no order
 # of the catalog ends in these words.
@@ -260,6 +278,8 @@ _STATE_OPENERS = frozenset("safe ready ok okay clear done finished able fine goo
 # A statement beside a question: "the red light is on, so is it filming?" (context, no order)
 _STATEMENT = re.compile(
     r"^(?:(?:it\s+)?(?:looks|seems|appears|sounds)\s+(?:like|as\s+if|that)\b|"
+    # "it looks slow", "it seems to just hover now", "they sound worried"
+    r"(?:it|they|he|she)\s+(?:looks|seems|appears|sounds|feels|look|seem|appear|sound)\b|"
     r"(?:the|my|our|its|this|that)\s+(?:[\w-]+\s+){0,3}?(?:is|are|was|were|looks|seems)\b)")
 # what may stand for the other state after "or": "on or not", "engaged or nah", "on or what"
 _OR_ELSE = frozenset("not what nah no nope pending level in".split())
@@ -268,7 +288,9 @@ _OR_ELSE = frozenset("not what nah no nope pending level in".split())
 _CALL_SIGN = re.compile(
     r"^(?!(?:step|part|phase|item|stage|number)\b)(?:[a-z]+\s+)?"
     r"(?:one|two|three|four|five|six|seven|eight|nine|\d{1,3})$|"
-    r"^[a-z]+\s+to\s+(?:drone|uav|aircraft|quad|copter)$")
+    r"^[a-z]+\s+to\s+(?:drone|uav|aircraft|quad|copter)$|"
+    # a station addressed: "tower, confirm bird is RTB?", "base, is it home?"
+    r"^(?:tower|base|ground|control|command|ops|hq|dispatch)(?:\s+(?:control|ops|station))?$")
 # "keep locked", "leave attached", "get armed": an order with a participle after its verb
 _KEEPS_A_STATE = frozenset("keep leave get have make put set".split())
 _PARTICLES = frozenset("in back away fully all the way".split())
@@ -333,6 +355,9 @@ def clause_mood(text: str, asked: bool = False, initial: bool = True) -> Mood:
         return Mood(ORDER, 'a polite order phrased as a question')
     if _YES_NO.search(t):
         return Mood(QUESTION, "a yes/no question ('y/n')")
+    if _SUBJECT_VERB.match(t) and (tag := _CLOSING_TAG.search(_words(t))):
+        # "it's headed back to us isn't it", "it's on the ground now right"
+        return Mood(QUESTION, f"a statement with a question tag ('{tag.group(0).strip()}')")
     if _MODE_PAIR.match(_words(t)):
         return Mood(QUESTION, 'a question which of two flight modes')
     if _HOWTO.match(t):
@@ -485,7 +510,8 @@ def clause_moods(text: str, clauses: Sequence[Clause] | None = None) -> list[Cla
             mood = Mood(OTHER)
             head = _WORD.findall(c.text.lower())[:1]
             if out and out[-1].clause.role == 'action' \
-                    and _BARE_INFO.match(_strip(out[-1].written)) \
+                    and (_BARE_INFO.match(_strip(out[-1].written))
+                         or _BARE_INFO.match(_words(out[-1].written))) \
                     and c.marker.lower() in ('if', 'whether', 'when', 'once'):
                 # "check if the winch is up", "let me know whether we're recording": the
                 # condition after a bare verb of information is what the question asks
