@@ -3,7 +3,7 @@
 ANNOTATION.md: "Outside a single vehicle's catalog -> ``out_of_scope``: fleet and multi-drone
 requests (list the drones, send two drones) ... raw stick input". The policies learned it where
 dev writes it ("send both drones to the quarry", "left stick full down"), but a writer of the
-team's own in the public-projects style (``benchmarks/data/public_style/dev_pubw1.jsonl``) got
+team's own in the public-projects style (``benchmarks/data/v2/new_b31.jsonl``, writer pubw1) got
 tools for "land every drone in the fleet" (``land``), "have drone A follow drone B"
 (``follow_target``), "show the fleet status", "yaw stick hard right" (``set_heading``) and "left
 stick full up" (``goto_waypoint``): the words of the action outweighed the words that put the

@@ -3,7 +3,7 @@
 ANNOTATION.md: a named pattern ("grid", "spiral", "lawnmower", "expanding square", "sector",
 "creeping line") is ``execute_mission``; finding something is ``object_detector``. Issue 27 saw
 named search patterns with a target miss ``execute_mission`` on outside wording, and a writer of
-the team's own (``benchmarks/data/public_style/dev_pubw1.jsonl``) found both halves lost: "grid
+the team's own (``benchmarks/data/v2/new_b31.jsonl``, writer pubw1) found both halves lost: "grid
 search for a red backpack" got the detector alone (the vehicle would look but never fly the
 pattern), "run a spiral search for the missing hiker" the mission alone (it would fly and never
 look). The rule reads a named pattern followed in the same sentence by what it is for ("for a

@@ -49,7 +49,7 @@ SHORTHAND = {
 }
 # A Tello turn with its angle ("ccw 30", "cw 90"): a turn by degrees. The word alone
 # ("counterclockwise 30") read to the encoder as a move as often as a turn (writer pubw2,
-# public_style/dev_pubw2.jsonl).
+# v2/new_b32.jsonl).
 _TELLO_TURN = re.compile(r'\b(c?cw)\s+(\d{1,3})\b(?!\s*(?:°|deg|degrees?)\b)', re.IGNORECASE)
 
 

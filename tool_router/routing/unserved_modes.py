@@ -4,7 +4,7 @@ ANNOTATION.md maps the flight modes that perform a catalog function (LOITER / HO
 BRAKE -> ``hold_position``, RTL -> ``return_to_home``, LAND -> ``land``, AUTO ->
 ``execute_mission``; routing/flight_modes.py rewrites those switches) and puts every other
 mode out of scope. lcr leaves the others "for the scope decision to reject", and on requests in
-the public-projects style of the team's own (``benchmarks/data/public_style/dev_pubw2.jsonl``)
+the public-projects style of the team's own (``benchmarks/data/v2/new_b32.jsonl``, writer pubw2)
 it did not: "ALT_HOLD please" got ``altitude_sensor``, "switch to ALTCTL" ``set_altitude``,
 "manual mode pls" ``vehicle_state``, "go SPORT" ``video_recorder``. The rule drops, for every
 policy, the tools chosen for a clause that switches to such a mode (GUIDED, ACRO, STABILIZE,
