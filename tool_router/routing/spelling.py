@@ -46,6 +46,8 @@ SHORTHAND = {
     'sec': 'second', 'mins': 'minutes', 'min': 'minutes', 'govt': 'government',
     # the Tello SDK's turn commands ("cw 90"), as operators of Tello projects type them
     'cw': 'clockwise', 'ccw': 'counterclockwise',
+    # the short words' typos a speller of four letters and more never sees ("fly to teh barn")
+    'teh': 'the', 'hte': 'the', 'adn': 'and', 'yuo': 'you',
 }
 # A Tello turn with its angle ("ccw 30", "cw 90"): a turn by degrees. The word alone
 # ("counterclockwise 30") read to the encoder as a move as often as a turn (writer pubw2,
