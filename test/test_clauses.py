@@ -42,6 +42,9 @@ def test_full_prompt_first_then_clauses():
         ("what's your next stop", ["what's your next stop"]),
         ('land next to the car', ['land next to the car']),
         ('fly to the shed and land next to it', ['fly to the shed', 'land next to it']),
+        # a polite order's opener is stripped like "can you" ("why don't you just ...")
+        ("why don't you just bring it home?", ['bring it home']),
+        ('could you land', ['land']),
     ],
 )
 def test_split_points(text, expected):

@@ -121,6 +121,59 @@ def test_a_station_addressed_before_a_question_is_part_of_it(text, kinds):
     assert [m.mood.kind for m in clause_moods(text)] == kinds
 
 
+@pytest.mark.parametrize('text, kinds', [
+    ('wait, is the winch still down?', [QUESTION, QUESTION]),
+    ('hold on, did it just start recording??', [QUESTION, QUESTION]),
+    ('whoa, why is it climbing', [QUESTION, QUESTION]),
+    ('wait, land now', [OTHER, OTHER]),  # no question follows: "wait" may order a hover
+    ('hold on and take a photo', [OTHER, OTHER]),
+])
+def test_a_word_of_surprise_before_a_question_is_part_of_it(text, kinds):
+    assert [m.mood.kind for m in clause_moods(text)] == kinds
+
+
+@pytest.mark.parametrize('text, kinds', [
+    ('the survey of the field, is it done?', [QUESTION, QUESTION]),
+    ('the light, still on?', [QUESTION, QUESTION]),
+    ('the red car, follow it', [OTHER, OTHER]),
+    ('the battery is low. is the light on?', [QUESTION, QUESTION]),  # a statement beside
+])
+def test_a_topic_before_its_question_is_part_of_it(text, kinds):
+    assert [m.mood.kind for m in clause_moods(text)] == kinds
+
+
+@pytest.mark.parametrize('text, kinds', [
+    ('is it mapping, or just hovering there?', [QUESTION, QUESTION]),
+    ('above 50 m now, or still climbing?', [QUESTION, QUESTION]),
+    ('recording, already?', [QUESTION, QUESTION]),
+    ('land now, or wait?', [OTHER, OTHER]),  # an order first: the operator's choice, not asked
+    ('follow the red car, or the blue one?', [OTHER, OTHER]),
+    ('land, already?', [OTHER, OTHER]),
+])
+def test_alternatives_and_a_time_after_a_state_ask(text, kinds):
+    assert [m.mood.kind for m in clause_moods(text)] == kinds
+
+
+def test_a_time_after_a_why_question_is_part_of_it():
+    """ "why did follow mode drop out when the boat went under the bridge": no boat to follow."""
+    assert [m.mood.kind for m in clause_moods(
+        'why did the recording stop when it flew under the bridge')] == [QUESTION, QUESTION]
+    assert [m.mood.kind for m in clause_moods('start recording when it flies under the bridge')] \
+        == [OTHER, OTHER]
+
+
+@pytest.mark.parametrize('text, kind', [('RTL mode already??', QUESTION),
+                                        ('in loiter mode?', QUESTION),
+                                        ('switch to rtl mode?', OTHER), ('rtl mode', OTHER),
+                                        ('you mind bringing it back to launch?', ORDER)])
+def test_a_mode_asked_and_you_mind(text, kind):
+    assert clause_moods(text)[0].mood.kind == kind
+
+
+def test_you_and_an_order_verb_with_a_tag_orders():
+    assert QUESTION not in [m.mood.kind for m in clause_moods('you bring it back home, yes?')]
+
+
 def test_a_time_the_question_asks_about_is_part_of_it():
     """ "is it climbing out after takeoff" asks; "take a photo after takeoff" orders both. """
     assert [m.mood.kind for m in clause_moods('is it climbing out after takeoff')] == \
@@ -399,7 +452,8 @@ def test_the_explanation_round_trips_the_drops(fake_router):
 @pytest.mark.parametrize('name, every', [('dev_questions.jsonl', 2),
                                          ('dev_terse_questions.jsonl', 1),
                                          ('dev_app_questions.jsonl', 2),
-                                         ('dev_spoken_questions.jsonl', 1)])
+                                         ('dev_spoken_questions.jsonl', 1),
+                                         ('dev_register_questions.jsonl', 1)])
 def test_the_shipped_router_on_the_dev_question_file(router, name, every):
     """MiniLM and lcr: no dev state question selects an actuator; every polite order acts.
 
@@ -410,7 +464,8 @@ def test_the_shipped_router_on_the_dev_question_file(router, name, every):
     more writers (2026-12-06, stop 41), a conversational one and a console / app one ("get rtl
     status", "landed y/n", "check mode, LAND or LOITER"), kept apart for the same reason.
     ``dev_spoken_questions.jsonl``: a tenth writer (2026-12-06, stop 43): radio chatter, question
-    tags, remarks beside a question ("it's headed back isn't it", "tower, confirm ...?")."""
+    tags, remarks beside a question ("it's headed back isn't it", "tower, confirm ...?").
+    ``dev_register_questions.jsonl``: an eleventh (stop 43): surprise, why, the past, fragments."""
     rows = [json.loads(line) for line in
             (ROOT / 'benchmarks/data/questions' / name).read_text().splitlines()]
     actuators = {t.name for t in router.catalog if t.kind is Kind.ACTUATOR}

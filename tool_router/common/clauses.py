@@ -212,7 +212,7 @@ _MARKER = re.compile(rf'\b({_alternation(CONDITION_MARKERS + TEMPORAL_MARKERS)})
                      re.IGNORECASE)
 _LEADING_FILLER = re.compile(
     r'^(?:please|pls|plz|ok|okay|so|now|just|hey|drone|can you|could you|'
-    r'would you|i want you to|i need you to|go ahead and)\b[\s,]*',
+    r'would you|why don\'t you|why dont you|i want you to|i need you to|go ahead and)\b[\s,]*',
     re.IGNORECASE,
 )
 

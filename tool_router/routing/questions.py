@@ -132,7 +132,7 @@ _POLITE = re.compile(
     r"(?:is|would)\s+it\s+(?:be\s+)?possible\s+(?:for\s+(?:you|the\s+\w+|it)\s+)?to\b|"
     r"(?:are|r)\s+(?:you|u)\s+able\s+to\b|"
     r"is\s+there\s+(?:any\s+)?(?:way|chance)\b|"
-    r"(?:any\s+chance|mind)\b|"
+    r"(?:any\s+chance|(?:(?:you|u|ya)\s+)?mind)\b|"
     r"(?:how|what)\s+about\s+(?!the\b|our\b|my\b|its?\b|your\b)\w+ing\b|"
     # "how about you come home now", "what about we land here"
     r"(?:how|what)\s+about\s+(?:you|u|ya|we)\s+(?!\w+ing\b)[a-z]|"
@@ -291,6 +291,16 @@ _CALL_SIGN = re.compile(
     r"^[a-z]+\s+to\s+(?:drone|uav|aircraft|quad|copter)$|"
     # a station addressed: "tower, confirm bird is RTB?", "base, is it home?"
     r"^(?:tower|base|ground|control|command|ops|hq|dispatch)(?:\s+(?:control|ops|station))?$")
+# A word of surprise or of waiting before a question ("wait, is it landing?!", "hold on, did it
+# just RTL"): no order of its own ("wait" and "hold on" order a hover where no question follows)
+_INTERJECTION = re.compile(
+    r"^(?:wait(?:\s+wait)*|hold\s+on|hang\s+on|hold\s+up|one\s+sec(?:ond)?|wait\s+a\s+"
+    r"(?:sec(?:ond)?|minute|moment)|whoa+|woah+|huh|hmm+|uh\s+oh|oh\s+no|what|really|seriously)$")
+# A topic named before the question about it: "the orbit around the barn, did it complete?",
+# "the gimbal, is it still tilted down?" (a determiner first: no order opens so)
+_TOPIC = re.compile(r"^(?:the|my|our|your|its|that|this)\s+[\w'-]+(?:\s+[\w'-]+){0,4}$")
+# Words that only place a question in time ("landing, already?")
+_ONLY_TIME = frozenset("already yet still now again".split())
 # "keep locked", "leave attached", "get armed": an order with a participle after its verb
 _KEEPS_A_STATE = frozenset("keep leave get have make put set".split())
 _PARTICLES = frozenset("in back away fully all the way".split())
@@ -391,6 +401,9 @@ def clause_mood(text: str, asked: bool = False, initial: bool = True) -> Mood:
         state = _WORD.findall(_TRAILING_TIME.sub('', t))
         if 2 <= len(state) <= 4 and state[-1] in _STATE_WORDS and first not in _SETS_A_STATE:
             return Mood(QUESTION, f"a state asked in a few words ('... {state[-1]}?')")
+        if 2 <= len(state) <= 4 and state[-1] == 'mode' and first not in _SETS_A_STATE:
+            # "RTL mode already??", "in loiter mode?": the flight mode asked
+            return Mood(QUESTION, "a flight mode asked ('... mode?')")
     if initial and len(words) <= 5 and words[-1:] == ['yet'] and first not in _ORDER_VERBS \
             and not _NEGATION_FIRST.match(t):
         return Mood(QUESTION, "a state asked with 'yet' ('disarmed yet')")
@@ -470,6 +483,14 @@ def _locate(lower: str, clauses: Sequence[Clause]) -> list[tuple[int, int]]:
     return out
 
 
+def _last_action(moods: Sequence[ClauseMood]) -> int | None:
+    """The index of the last action clause (not a condition) of ``moods``, None when none."""
+    for k in range(len(moods) - 1, -1, -1):
+        if moods[k].clause.role == 'action':
+            return k
+    return None
+
+
 def clause_holding(moods: Sequence[ClauseMood], fragment: str) -> ClauseMood | None:
     """The first clause whose text holds ``fragment`` or is held by it (None when none)."""
     frag = fragment.lower().strip()
@@ -487,16 +508,18 @@ def clause_moods(text: str, clauses: Sequence[Clause] | None = None) -> list[Cla
     lower = full.lower()
     spans = _locate(lower, clauses)
     out: list[ClauseMood] = []
+    opens: list[bool] = []  # whether each clause opens its sentence
     prev_end = 0
     for c, (start, end) in zip(clauses, spans):
         if start < 0:
             out.append(ClauseMood(c, clause_mood(c.text), c.text))
+            opens.append(True)
             continue
         between = lower[prev_end:start]
         initial = not out or bool(re.search(r"[.?!;:\n]|\s[-–—]+\s", between)) or (
             len(out) == 1 and bool(_CALL_SIGN.match(_words(out[0].written)))) or all(
-            # "just checking, the motors are disarmed right?": an opener only
-            not _strip(o.written) for o in out)
+            # "just checking, the motors are disarmed right?": an opener only ("whoa, why ...")
+            not _strip(o.written) or _INTERJECTION.match(_words(o.written)) for o in out)
         # the words between the previous clause and this one, after its last sentence mark
         gap = re.split(r"[.?!;:\n]|,|\s[-–—]+\s", between)[-1]
         if c.role == 'condition' and c.marker:
@@ -526,8 +549,10 @@ def clause_moods(text: str, clauses: Sequence[Clause] | None = None) -> list[Cla
                 mood = Mood(QUESTION, "a wh-question ('when')")
             elif out and out[-1].mood.kind == QUESTION and not initial and head \
                     and head[0] not in _ORDER_VERBS \
-                    and c.marker.lower() in ('until', 'till', 'before', 'since'):
-                # "how long until it gets home": the time the question asks about
+                    and c.marker.lower() in ('until', 'till', 'before', 'since', 'when',
+                                             'while', 'after', 'as', 'once', 'whenever'):
+                # "how long until it gets home", "why did follow mode drop out when the boat went
+                # under the bridge": the time the question asks about
                 mood = Mood(QUESTION, f"the question goes on ('{c.marker.lower()} ...')")
         else:
             mood = clause_mood(written, asked, initial)
@@ -556,21 +581,56 @@ def clause_moods(text: str, clauses: Sequence[Clause] | None = None) -> list[Cla
                                              'while'):
                 # "is it climbing out after takeoff": the time the question asks about
                 mood = Mood(QUESTION, f"the question goes on ('{c.marker.lower()} ...')")
+            elif mood.kind == OTHER and asked and not initial and words[:1] == ['or'] \
+                    and (alt := _last_action(out)) is not None \
+                    and (out[alt].mood.kind == QUESTION
+                         or out[alt].mood.kind == OTHER
+                         and _WORD.findall(_strip(out[alt].written))[:1]
+                         and _WORD.findall(_strip(out[alt].written))[0] not in _ORDER_VERBS):
+                # "will it set down once the mission ends, or just hover there?", "faster than
+                # 10 m/s now, or still slower?": the other half of an alternative question
+                said = "an alternative question ('..., or ...?')"
+                if out[alt].mood.kind == OTHER:
+                    out[alt] = replace(out[alt], mood=Mood(QUESTION, said))
+                mood = Mood(QUESTION, said)
+            elif mood.kind == OTHER and asked and not initial and words \
+                    and set(words) <= _ONLY_TIME and out and out[-1].mood.kind == OTHER \
+                    and out[-1].clause.role == 'action' \
+                    and (head := _WORD.findall(_strip(out[-1].written))) \
+                    and head[0] not in _ORDER_VERBS and not _NEGATION_FIRST.match(head[0]):
+                # "landing, already?": a state placed in time and asked
+                said = f"a state asked with '{words[-1]}'"
+                out[-1] = replace(out[-1], mood=Mood(QUESTION, said))
+                mood = Mood(QUESTION, said)
             elif asked and out and out[-1].mood.kind == OTHER and out[-1].clause.role == 'action' \
                     and _TAG.match(tag := _words(written)):
                 prior = _strip(out[-1].written)
                 head = _WORD.findall(prior)
-                if head and head[0] not in _ORDER_VERBS and not _NEGATION_FIRST.match(prior):
+                if head and head[0] not in _ORDER_VERBS and not _NEGATION_FIRST.match(prior) \
+                        and not (head[0] in ('you', 'u') and head[1:2]
+                                 and head[1] in _ORDER_VERBS):
+                    # ("you bring the drone back home, yes?" orders: its subject and verb)
                     # "the motors are stopped, right?": a statement with a question tag
                     said = f"a statement with a question tag ('{tag}?')"
                     out[-1] = replace(out[-1], mood=Mood(QUESTION, said))
                     mood = Mood(QUESTION, said)
         out.append(ClauseMood(c, mood, written))
+        opens.append(initial)
         prev_end = end
     # "tower to drone: touchdown or not yet": the call sign is part of the question after it
     if len(out) >= 2 and out[1].mood.kind == QUESTION and out[0].mood.kind == OTHER \
             and _CALL_SIGN.match(_words(out[0].written)):
         out[0] = replace(out[0], mood=Mood(QUESTION, 'the call sign of a question'))
+    # "wait, is it landing?!": a word of surprise before a question; "the gimbal, is it still
+    # tilted down?": the topic of the question after it (same sentence)
+    for k in range(len(out) - 1):
+        cm, nxt = out[k], out[k + 1]
+        if cm.mood.kind == OTHER and cm.clause.role == 'action' and nxt.mood.kind == QUESTION:
+            said = _words(cm.written)
+            if _INTERJECTION.match(said):
+                out[k] = replace(cm, mood=Mood(QUESTION, 'a word of surprise before a question'))
+            elif _TOPIC.match(said) and not opens[k + 1]:
+                out[k] = replace(cm, mood=Mood(QUESTION, 'the topic of the question after it'))
     # "the red light is on, so is it filming?": a statement beside a question is its context
     if any(cm.mood.kind == QUESTION for cm in out):
         for k, cm in enumerate(out):
