@@ -170,6 +170,17 @@ def test_a_mode_asked_and_you_mind(text, kind):
     assert clause_moods(text)[0].mood.kind == kind
 
 
+@pytest.mark.parametrize('text, kind', [
+    ('we heading back to base yet', QUESTION), ('you still recording', QUESTION),
+    ('eagle one confirm you are on the ground', QUESTION),
+    ('confirm kill switch is not engaged', QUESTION), ('verify the hook is released', QUESTION),
+    ('eagle one land now', OTHER), ('you bring it home', OTHER), ('confirm landing', OTHER),
+    ('we flying to the barn then land', OTHER),  # a plan, said without its "?"
+])
+def test_a_question_without_its_auxiliary_a_call_sign_and_a_state_to_confirm(text, kind):
+    assert clause_moods(text)[0].mood.kind == kind
+
+
 def test_you_and_an_order_verb_with_a_tag_orders():
     assert QUESTION not in [m.mood.kind for m in clause_moods('you bring it back home, yes?')]
 

@@ -120,7 +120,8 @@ _INFO = (r"(?:tell\s+(?:me|us)|check|confirm|verify|see|show\s+(?:me|us)|report|
          r"let\s+(?:me|us)\s+know|find\s+out|read|double[- ]?check|look\s+up|remind\s+me|"
          r"update\s+me)")
 _FILLER = re.compile(
-    r"^(?:(?:just checking|just confirming|just to (?:check|confirm)|sanity check|checking in|"
+    r"^(?:(?:just checking|just confirming|just to (?:check|confirm)|sanity check|quick check|"
+    r"checking in|"
     r"hey|hi|hello|ok|okay|so|um+|uh+|er+|and|also|then|now|oh|well|alright|right|quick one|quick|"
     r"quick question|question|sorry|excuse me|drone|buddy|mate|pilot|copter|quad|just|btw|"
     r"by the way|one more thing|and then|after that|yo)\b[\s,:-]*)+"
@@ -301,6 +302,10 @@ _INTERJECTION = re.compile(
 _TOPIC = re.compile(r"^(?:the|my|our|your|its|that|this)\s+[\w'-]+(?:\s+[\w'-]+){0,4}$")
 # Words that only place a question in time ("landing, already?")
 _ONLY_TIME = frozenset("already yet still now again".split())
+# A call sign opening a clause that goes on without a comma ("eagle one confirm you are down")
+_CALL_SIGN_FIRST = re.compile(
+    r"^(?!(?:step|part|phase|item|stage|number)\b)[a-z]+\s+"
+    r"(?:one|two|three|four|five|six|seven|eight|nine|\d{1,3})\s+(?=[a-z])")
 # "keep locked", "leave attached", "get armed": an order with a participle after its verb
 _KEEPS_A_STATE = frozenset("keep leave get have make put set".split())
 _PARTICLES = frozenset("in back away fully all the way".split())
@@ -390,6 +395,21 @@ def clause_mood(text: str, asked: bool = False, initial: bool = True) -> Mood:
         if re.match(r"^is\s+it\s+(?:ok|okay|alright|fine|safe|ready)\s+to\b", t):
             return Mood(QUESTION, 'a question whether it is safe or ready')
         return Mood(QUESTION, f"a yes/no question ('{m.group('aux')}')")
+    if initial and re.match(r"^(?:we|you|u|ya|it|they)\s+(?!\w+ing\s+(?:to|the|a|it|him|her)\b)"
+                            r"(?:still\s+|all\s+)?[a-z]{2,}ing\b", t):
+        # "we heading back to base yet", "you still recording": the auxiliary left out
+        return Mood(QUESTION, "a question without its auxiliary ('we ...ing')")
+    if first_call := _CALL_SIGN_FIRST.match(t):
+        # "eagle one confirm you are on the ground": the call sign, then the question
+        rest = clause_mood(t[first_call.end():], asked, initial)
+        if rest.kind == QUESTION:
+            return rest
+    if re.match(r"^(?:confirm|verify)\s+(?:that\s+)?(?:the\s+|our\s+|my\s+)?[\w-]+(?:\s+[\w-]+)?"
+                r"\s+(?:is|are|was|has\s+been|isn't|aren't)\s+(?:not\s+|still\s+|fully\s+)?"
+                r"[\w-]+$", t) \
+            and (t.split()[-1] in _STATE_WORDS or _participle(['x', t.split()[-1]])):
+        # "confirm kill switch is not engaged", "verify the hook is released"
+        return Mood(QUESTION, f"a state to confirm ('... {t.split()[-1]}')")
     if asked and re.search(r"\b(?:on|off|up|down|in|out)\s+or\s+(?:on|off|up|down|in|out|not)\b",
                            t):
         return Mood(QUESTION, "a question whether it is on or off ('... or ...?')")

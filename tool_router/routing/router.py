@@ -35,6 +35,7 @@ from tool_router.routing.policies.registry import PolicyContext, Registry
 from tool_router.routing.question_probe import QuestionProbe, load_probe
 from tool_router.routing.arrivals import add_arrival_sensor
 from tool_router.routing.not_this_vehicle import drop_outside_requests
+from tool_router.routing.pronoun_orders import add_pronoun_orders
 from tool_router.routing.unserved_modes import drop_unserved_modes
 from tool_router.routing.parameters import drop_parameter_tools
 from tool_router.routing.speeds import add_explicit_speeds
@@ -473,6 +474,9 @@ class Router:
             decision, _ = shape_around_is_a_mission(decision, screened.text, self.catalog)
             # an arrival at a place is a position condition (routing/arrivals.py; CONVENTIONS.md)
             decision, _ = add_arrival_sensor(decision, screened.text, self.catalog)
+            # "is the light on? if not, turn it on": the order's "it" is what the question
+            # named (routing/pronoun_orders.py; CONVENTIONS.md)
+            decision, _ = add_pronoun_orders(decision, screened.text, self.catalog)
         checked = validate_selection(decision.tools, decision.scores, self.catalog, bound)
         # every served tool in a clause, with its condition, whatever the policy (gated actions
         # of policies that do not read clauses would otherwise run at once)
