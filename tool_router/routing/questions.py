@@ -213,8 +213,9 @@ _TAG_SUBJECT = r"(?:it|you|u|they|we|he|she|that|there)"
 # A statement that opens with its subject and verb: "it's on the ground", "you've landed", "the
 # winch is down"
 _SUBJECT_VERB = re.compile(
-    r"^(?:(?:it's|it\s+is|its)(?!\s+(?:time|high\s+time|about\s+time)\b)|it\s+has|it\s+was|you're|you\s+are|you've|you\s+have|we're|"
-    r"we\s+are|we've|we\s+have|they're|they've|he's|she's|"
+    r"^(?:(?:it's|it\s+is|its)(?!\s+(?:time|high\s+time|about\s+time)\b)|it\s+has|it\s+was|"
+    r"you're|you\s+are|you've|you\s+have|we're|we\s+are|we've|we\s+have|they're|they've|he's|"
+    r"she's|"
     r"(?:the|our|my|its|your)\s+(?:[\w-]+\s+){0,3}?(?:is|are|has|have|was|were))\b")
 # A question tag after a statement: "the motors are stopped, right?"
 _TAG = re.compile(r"^(?:right|yes|yeah|yep|correct|no|true|innit|"
