@@ -285,11 +285,13 @@ _STATEMENT = re.compile(
     r"(?:the|my|our|its|this|that)\s+(?:[\w-]+\s+){0,3}?(?:is|are|was|were|looks|seems)\b)")
 # what may stand for the other state after "or": "on or not", "engaged or nah", "on or what"
 _OR_ELSE = frozenset("not what nah no nope pending level in".split())
+# A call sign's name and number ("eagle one", "drone 2"), not a step of a plan ("step 2")
+_CALL_NAME = r"(?!(?:step|part|phase|item|stage|number)\b)"
+_CALL_NUMBER = r"(?:one|two|three|four|five|six|seven|eight|nine|\d{1,3})"
 # A call sign before the message ("eagle one, say altitude", "drone 2, ..."): what follows it
 # opens the sentence
 _CALL_SIGN = re.compile(
-    r"^(?!(?:step|part|phase|item|stage|number)\b)(?:[a-z]+\s+)?"
-    r"(?:one|two|three|four|five|six|seven|eight|nine|\d{1,3})$|"
+    rf"^{_CALL_NAME}(?:[a-z]+\s+)?{_CALL_NUMBER}$|"
     r"^[a-z]+\s+to\s+(?:drone|uav|aircraft|quad|copter)$|"
     # a station addressed: "tower, confirm bird is RTB?", "base, is it home?"
     r"^(?:tower|base|ground|control|command|ops|hq|dispatch)(?:\s+(?:control|ops|station))?$")
@@ -304,9 +306,7 @@ _TOPIC = re.compile(r"^(?:the|my|our|your|its|that|this)\s+[\w'-]+(?:\s+[\w'-]+)
 # Words that only place a question in time ("landing, already?")
 _ONLY_TIME = frozenset("already yet still now again".split())
 # A call sign opening a clause that goes on without a comma ("eagle one confirm you are down")
-_CALL_SIGN_FIRST = re.compile(
-    r"^(?!(?:step|part|phase|item|stage|number)\b)[a-z]+\s+"
-    r"(?:one|two|three|four|five|six|seven|eight|nine|\d{1,3})\s+(?=[a-z])")
+_CALL_SIGN_FIRST = re.compile(rf"^{_CALL_NAME}[a-z]+\s+{_CALL_NUMBER}\s+(?=[a-z])")
 # "keep locked", "leave attached", "get armed": an order with a participle after its verb
 _KEEPS_A_STATE = frozenset("keep leave get have make put set".split())
 _PARTICLES = frozenset("in back away fully all the way".split())
@@ -606,8 +606,8 @@ def clause_moods(text: str, clauses: Sequence[Clause] | None = None) -> list[Cla
                     and (alt := _last_action(out)) is not None \
                     and (out[alt].mood.kind == QUESTION
                          or out[alt].mood.kind == OTHER
-                         and _WORD.findall(_strip(out[alt].written))[:1]
-                         and _WORD.findall(_strip(out[alt].written))[0] not in _ORDER_VERBS):
+                         and (lead := _WORD.findall(_strip(out[alt].written))[:1]) != []
+                         and lead[0] not in _ORDER_VERBS):
                 # "will it set down once the mission ends, or just hover there?", "faster than
                 # 10 m/s now, or still slower?": the other half of an alternative question
                 said = "an alternative question ('..., or ...?')"
