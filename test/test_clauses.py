@@ -45,6 +45,14 @@ def test_full_prompt_first_then_clauses():
         # a polite order's opener is stripped like "can you" ("why don't you just ...")
         ("why don't you just bring it home?", ['bring it home']),
         ('could you land', ['land']),
+        # an order passed on to the vehicle, a voice assistant woken first
+        ('Alexa, tell the drone to land', ['land']),
+        ('get it to climb to 40 m', ['climb to 40 m']),
+        ('make the drone fly a square', ['fly a square']),
+        ('tell the crowd to move back', ['tell the crowd to move back']),  # not the vehicle
+        # "+" between words joins two orders; a signed number stays
+        ('photo + thermal of the roof', ['photo', 'thermal of the roof']),
+        ('move x +3 y -2', ['move x +3 y -2']),
     ],
 )
 def test_split_points(text, expected):

@@ -308,6 +308,8 @@ def test_typo_repair_uses_catalog_words_and_protects_real_words(catalog, encoder
     assert speller.correct('cw 90 degrees') == 'clockwise 90 degrees'  # said already
     assert speller.correct('STOOOOP, abort abort abort') == 'stop, abort'
     assert speller.correct('good good weather') == 'good weather'  # repeats only, case aside
+    # a negation without its apostrophe is no near word ("dont" was read "down")
+    assert speller.correct('dont land, cant see') == "don't land, can't see"
     # the short words' typos the speller (four letters and more) never sees
     assert speller.correct('fly to teh barn adn land') == 'fly to the barn and land'
     assert speller.correct('ten tea') == 'ten tea'

@@ -137,6 +137,11 @@ def test_a_word_of_surprise_before_a_question_is_part_of_it(text, kinds):
     ('the light, still on?', [QUESTION, QUESTION]),
     ('the red car, follow it', [OTHER, OTHER]),
     ('the battery is low. is the light on?', [QUESTION, QUESTION]),  # a statement beside
+    # without its mark: the clause after a topic opens what is said of it
+    ('the winch, is it wound in', [QUESTION, QUESTION]),
+    ('my drone, where is it', [QUESTION, QUESTION]),
+    ('the payload, drop it', [OTHER, OTHER]),
+    ('the winch. is it wound in', [OTHER, QUESTION]),  # a sentence of its own: no topic
 ])
 def test_a_topic_before_its_question_is_part_of_it(text, kinds):
     assert [m.mood.kind for m in clause_moods(text)] == kinds

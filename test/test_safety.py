@@ -160,7 +160,8 @@ CODE_CALLS = {'pp_q01': 'takeoff', 'pp_q02': 'move forward 100', 'pp_q03': 'rota
 # read as their words; what it drops, a cost it accepts: an identifier typed as code
 # ("drone.set_speed(8)", "print landed_state": a snake_case word is an identifier however
 # plain), assignments other than a flight mode ("vehicle.armed = True"), nested calls and code
-# conditions ("if battery() < 20: land()"); docs/SAFETY.md, "Code calls")
+# conditions ("if battery() < 20: land()"); docs/SAFETY.md, "Code calls"; MAVLink command names
+# read as their words, "MAVLink command names")
 DEV_CHANGED = {
     'pubw1_037': 'land',
     'pubw1_038': 'rotate clockwise 90',
@@ -205,7 +206,7 @@ DEV_CHANGED = {
     'pubw2_286': '',
     'pubw4_075': '',
     'pubw4_076': 'fly to Dock',
-    'pubw4_077': '',
+    'pubw4_077': 'orbit target Tower2 radius 15',  # an object's name as an argument
     'pubw4_079': 'camera capture',
     'pubw4_080': 'detector count person',
     'pubw4_082': 'speaker say stay back',
@@ -213,7 +214,12 @@ DEV_CHANGED = {
     'pubw4_084': 'read wind',
     'pubw4_085': 'start go home',
     'pubw4_086': 'precision land marker id 7',
-    'pubw4_087': '',
+    # MAVLink command names read as their words (routing/mavlink_words.py)
+    'pubw4_087': 'loiter here',
+    'pubw4_088': 'terminate the flight 1',
+    'pubw4_089': 'yaw to heading 90',
+    'pubw4_090': 'gripper release',
+    'pubw4_207': 'take off 10 then loiter here',
     'pubw4_136': 'land',
     'pubw4_206': 'goto Silo. orbit r 10',
     'pubw4_238': 'takeoff. orbit Silo 20. land',
@@ -265,6 +271,7 @@ def test_no_non_injection_request_of_the_data_set_changes(screen):
     ('await drone.action.return_to_launch()', 'return to launch'),  # MAVSDK's await
     ('recorder.start()', 'recorder start'),
     ('await drone.telemetry.health()', 'health'),  # "telemetry." reads as the radio link
+    ("drone.orbit('Tower2', 15)", 'orbit Tower2 15'),  # an object's name as an argument
 ])
 def test_an_order_typed_as_code_is_read_as_its_words(screen, text, words):
     assert screen.screen(text).text == words
@@ -345,3 +352,26 @@ def test_corpus_gives_no_critical_tool_under_any_local_policy(router):
     for policy in ('cdbv3', 'lcr'):
         served = report['policies'][policy]['legit_served']
         assert served >= report['legit'] - 1, (policy, report['policies'][policy])
+
+
+@pytest.mark.parametrize('text, words', [
+    ('MAV_CMD_NAV_TAKEOFF 10', 'take off 10'),
+    ('mav_cmd_nav_return_to_launch', 'return to launch'),
+    ('MAV_CMD_COMPONENT_ARM_DISARM 1', 'arm the motors'),  # the first parameter picks
+    ('MAV_CMD_COMPONENT_ARM_DISARM, 0', 'disarm the motors'),
+    ('MAV_CMD_COMPONENT_ARM_DISARM', 'arm the motors or disarm the motors'),
+    ('MAV_CMD_DO_SET_HOME', 'set the home position'),  # outside the catalog: its words too
+])
+def test_a_mavlink_command_name_is_read_as_its_words(screen, text, words):
+    out = screen.screen(text)
+    assert out.text == words and not out.removed
+    assert [(r[0], r[1]) for r in out.read_as] == [(text, words)]
+
+
+@pytest.mark.parametrize('text', [
+    'MAV_CMD_NOT_A_COMMAND',  # an unknown name stays an identifier
+    'MAV_CMD_NAV_LAND and select arm_motors',  # a catalog identifier beside it is caught
+])
+def test_unknown_mavlink_names_and_identifiers_beside_them_stay_dropped(screen, text):
+    out = screen.screen(text)
+    assert out.empty and not out.read_as

@@ -7,7 +7,11 @@ import pytest
 from tool_router.common.catalog import load_catalog
 from tool_router.common.paths import config_path
 from tool_router.routing.policies.base import Decision
-from tool_router.routing.search_patterns import add_search_pattern, shape_around_is_a_mission
+from tool_router.routing.search_patterns import (
+    add_search_pattern,
+    named_shape_is_a_mission,
+    shape_around_is_a_mission,
+)
 
 CATALOG = load_catalog(config_path('catalog.yaml'))
 
@@ -86,4 +90,32 @@ def test_a_named_shape_around_something_is_a_mission_not_an_orbit(text):
 ])
 def test_orbits_stay_where_the_shape_is_a_place_or_circling_is_said(text, tools):
     d, facts = shape_around_is_a_mission(_decision(tools), text, CATALOG)
+    assert facts is None and d.tools == tools
+
+
+@pytest.mark.parametrize('text, tools, expected', [
+    ('fly a star shape', [], ['execute_mission']),  # into an empty answer
+    ('make the drone fly a star shape', [], ['execute_mission']),
+    ('give me a tour of the campus', ['goto_waypoint'], ['execute_mission']),
+    ('do a 20 m hexagon over the lot', ['orbit_point'], ['execute_mission']),
+    ('fly a square over the car park', ['goto_waypoint', 'execute_mission'], ['execute_mission']),
+])
+def test_a_named_shape_or_tour_ordered_flown_is_a_mission(text, tools, expected):
+    d, facts = named_shape_is_a_mission(_decision(tools), text, CATALOG)
+    assert facts is not None and d.tools == expected and not d.abstained
+
+
+@pytest.mark.parametrize('text, tools', [
+    ('fly to the square', ['goto_waypoint']),  # a place
+    ('fly over the main square', ['goto_waypoint']),
+    ("don't fly a square", []),  # negated
+    ('how do I fly a figure eight?', []),  # a question
+    ('write me a python script that makes my tello do a square', []),  # no order to fly it
+    ('fly a square then orbit the tower', ['execute_mission', 'orbit_point']),
+])
+def test_no_mission_where_no_shape_is_ordered_flown(text, tools):
+    decision = _decision(tools)
+    if 'orbit_point' in tools:  # the orbit is the second clause's
+        decision.clause_index['orbit_point'] = 1
+    d, facts = named_shape_is_a_mission(decision, text, CATALOG)
     assert facts is None and d.tools == tools

@@ -205,14 +205,22 @@ _NEXT_ADJECTIVE = ''.join(f'(?<!\\b{w} )' for w in (
     'the', 'a', 'an', 'my', 'our', 'your', 'its', 'his', 'her', 'their', 'this', 'that'))
 _NEXT = rf'{_NEXT_ADJECTIVE}\bnext\b(?!\s+to\b)'
 _SEPARATOR = re.compile(
-    rf'\b(?:{_alternation(tuple(w for w in SEQUENCE_SEPARATORS if w != "next"))})\b|{_NEXT}|&',
+    rf'\b(?:{_alternation(tuple(w for w in SEQUENCE_SEPARATORS if w != "next"))})\b|{_NEXT}|&|'
+    r'(?<=[a-z])\s+\+\s+(?=[a-z])',  # "photo + thermal of the roof" (not "x +3")
     re.IGNORECASE)
 # ("the moment of truth" is no connective: none is followed by "of")
 _MARKER = re.compile(rf'\b({_alternation(CONDITION_MARKERS + TEMPORAL_MARKERS)})\b(?!\s+of\b)',
                      re.IGNORECASE)
+_VEHICLE = (r'(?:(?:the|my|our|this|that)\s+)?'
+            r'(?:drone|uav|quad|quadcopter|copter|aircraft|bird|vehicle)')
 _LEADING_FILLER = re.compile(
     r'^(?:please|pls|plz|ok|okay|so|now|just|hey|drone|can you|could you|'
-    r'would you|why don\'t you|why dont you|i want you to|i need you to|go ahead and)\b[\s,]*',
+    r'would you|why don\'t you|why dont you|i want you to|i need you to|go ahead and|'
+    # a voice assistant woken first ("Alexa, tell the drone to land"), and an order passed on to
+    # the vehicle ("tell the drone to land", "get it to climb", "make the drone fly a square")
+    r'alexa|siri|hey siri|ok google|hey google|cortana|'
+    rf'(?:tell|ask|get|order|instruct|command)\s+(?:{_VEHICLE}|it)\s+to|'
+    rf'(?:have|make|let)\s+{_VEHICLE})\b[\s,]*',
     re.IGNORECASE,
 )
 

@@ -541,6 +541,10 @@ def clause_moods(text: str, clauses: Sequence[Clause] | None = None) -> list[Cla
             len(out) == 1 and bool(_CALL_SIGN.match(_words(out[0].written)))) or all(
             # "just checking, the motors are disarmed right?": an opener only ("whoa, why ...")
             not _strip(o.written) or _INTERJECTION.match(_words(o.written)) for o in out)
+        # "the winch, is it wound in": after a topic only, the clause opens what is said of it
+        # (asks without its "?"), but the topic stays in the sentence it names (`opens`)
+        after_topic = not initial and len(out) == 1 and out[0].clause.role == 'action' \
+            and bool(_TOPIC.match(_words(out[0].written)))
         # the words between the previous clause and this one, after its last sentence mark
         gap = re.split(r"[.?!;:\n]|,|\s[-–—]+\s", between)[-1]
         if c.role == 'condition' and c.marker:
@@ -576,7 +580,7 @@ def clause_moods(text: str, clauses: Sequence[Clause] | None = None) -> list[Cla
                 # under the bridge": the time the question asks about
                 mood = Mood(QUESTION, f"the question goes on ('{c.marker.lower()} ...')")
         else:
-            mood = clause_mood(written, asked, initial)
+            mood = clause_mood(written, asked, initial or after_topic)
             words = _WORD.findall(_strip(written))
             if mood.kind == OTHER and asked and not initial and out \
                     and out[-1].mood.kind == QUESTION and words \

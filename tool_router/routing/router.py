@@ -39,7 +39,12 @@ from tool_router.routing.pronoun_orders import add_pronoun_orders
 from tool_router.routing.unserved_modes import drop_unserved_modes
 from tool_router.routing.parameters import drop_parameter_tools
 from tool_router.routing.speeds import add_explicit_speeds
-from tool_router.routing.search_patterns import add_search_pattern, shape_around_is_a_mission
+from tool_router.routing.payload_kills import payload_kills
+from tool_router.routing.search_patterns import (
+    add_search_pattern,
+    named_shape_is_a_mission,
+    shape_around_is_a_mission,
+)
 from tool_router.routing.until_seen import add_until_seen
 from tool_router.routing.questions import answer_questions
 from tool_router.routing.safety import Screen, visible
@@ -453,6 +458,9 @@ class Router:
             decision, _ = drop_outside_requests(decision, screened.text, self.catalog)
             # a switch to an autopilot mode no tool serves (routing/unserved_modes.py)
             decision, _ = drop_unserved_modes(decision, screened.text)
+            # "kill the floodlight" switches the light off, never the motors
+            # (routing/payload_kills.py)
+            decision, _ = payload_kills(decision, screened.text, self.catalog)
         drops: list[QuestionDrop] = []
         if config.state_questions and not screened.empty:
             # a clause that asks about a state is answered by a sensor, never an actuator,
@@ -472,6 +480,7 @@ class Router:
             # a named search pattern for a target flies and looks (routing/search_patterns.py)
             decision, _ = add_search_pattern(decision, screened.text, self.catalog)
             decision, _ = shape_around_is_a_mission(decision, screened.text, self.catalog)
+            decision, _ = named_shape_is_a_mission(decision, screened.text, self.catalog)
             # an arrival at a place is a position condition (routing/arrivals.py; CONVENTIONS.md)
             decision, _ = add_arrival_sensor(decision, screened.text, self.catalog)
             # "is the light on? if not, turn it on": the order's "it" is what the question

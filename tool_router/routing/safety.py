@@ -21,6 +21,8 @@ look-alikes unified), it
   name neither a catalog tool nor the router's machinery (``tello.takeoff()``,
   ``drone.move_forward(100)``) is an order typed as code: it is read as its words
   (``Screened.read_as``);
+* a MAVLink command name (``MAV_CMD_NAV_TAKEOFF``) is read as its words before a segment is
+  classified (``routing/mavlink_words.py``; ``Screened.read_as``);
 * ``role``: carries a chat role tag or template token (``system:``,
   ``assistant:``, ``tool:``, ``<|im_start|>``, ``[INST]``, ``<system>`` ...);
   ``user:`` only loses the tag;
@@ -44,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from tool_router.common.clauses import STEERING
+from tool_router.routing.mavlink_words import read_commands
 
 # Characters that render as nothing (format, control) but whitespace; kept: \t \n \r.
 _KEEP = {'\t', '\n', '\r'}
@@ -285,10 +288,11 @@ _META_WORDS = frozenset({
     'planner', 'prompt', 'execute', 'dispatch', 'allow', 'grant', 'sudo', 'admin', 'root',
     'override', 'bypass', 'force', 'ignore',
 })
-# An argument kept as words: a number (with a unit sign) or a few plain words, quoted or not,
-# after an optional keyword ("distance=100").
+
+# An argument kept as words: a number (with a unit sign) or a few plain words and object names
+# ("Tower2"), quoted or not, after an optional keyword ("distance=100").
 _ARG = re.compile(
-    r'^\s*(?:([A-Za-z_][A-Za-z0-9_]*)\s*=\s*)?["\']?(-?\d+(?:\.\d+)?%?|[A-Za-z][A-Za-z ]{0,30})'
+    r'^\s*(?:([A-Za-z_][A-Za-z0-9_]*)\s*=\s*)?["\']?(-?\d+(?:\.\d+)?%?|[A-Za-z][A-Za-z0-9 ]{0,30})'
     r'["\']?\s*$'
 )
 
@@ -326,7 +330,7 @@ class Screened:
 
     text: str  # '' when nothing counts
     removed: tuple[Removed, ...] = field(default_factory=tuple)
-    read_as: tuple[tuple[str, str], ...] = ()  # (code-call segment, the words it was read as)
+    read_as: tuple[tuple[str, str], ...] = ()  # (code-call or MAVLink segment, the words read)
 
     @property
     def empty(self) -> bool:
@@ -449,6 +453,7 @@ class Screen:
         forged = ''  # '' | 'turn' (ends at a rule or empty line) | 'template' (at its end token)
         forged_why = 'role'  # a forged turn's segments count as roles, a call tag's as syntax
         for kind, seg in segments(base):
+            written, seg = seg, read_commands(seg)  # MAVLink command names as their words
             folded = fold(seg).strip()
             user = bool(_USER_TAG.match(folded) or _USER_TURN.search(folded))
             if user or (forged == 'turn' and kind in ('blank', 'rule')):
@@ -470,6 +475,8 @@ class Screen:
             elif why:
                 removed.append(Removed(seg.strip(), why))
             else:
+                if seg != written:
+                    read_as.append((written.strip(), seg.strip()))
                 kept.append(_USER_TAG.sub('', seg.strip()))
         if not removed and not read_as:
             return Screened(base)

@@ -114,3 +114,58 @@ def shape_around_is_a_mission(decision: Decision, text: str, catalog: Catalog
                                 f"a named shape flown around something: {m.group('shape')}",
                                 gate)
     return added, SearchAdded(m.group(0), (MISSION,))
+
+
+# A named shape or a tour ordered flown ("fly a star shape", "do a 20 m hexagon over the lot",
+# "give me a tour of the campus"): a mission (ANNOTATION.md), not a move to one point or an orbit
+_SHAPES = (r'star|heart|square|triangle|rectangle|pentagon|hexagon|octagon|diamond|'
+           r'figure[- ]?(?:8|eight)|zig[- ]?zag|lawn\s*-?\s*mower')
+SHAPE_FLOWN = re.compile(
+    r'^(?:fly|do|run|trace|draw|perform|execute)\s+(?:(?:a|an|the|one|another)\s+)?'
+    r'(?:\d+(?:\.\d+)?\s*-?\s*(?:m|metres?|meters?|ft|feet)\s+)?'
+    r'(?:(?:big|small|large|little|tight|wide|quick|slow)\s+)?'
+    rf'(?P<shape>{_SHAPES})(?:\s+(?:shape|shaped|pattern|path|route|loop|circuit))?'
+    r'(?=\s*$|\s*,|\s+(?:over|around|above|across|at|of|with|in|on|for|then|and|\d))'
+    r'|^(?:give|show)\s+(?:me|us|them|the\s+\w+)\s+(?:a|the)\s+(?:\w+\s+)?(?P<tour>tour)\s+'
+    r'(?:of|around|over)\b|^(?:take\s+(?:me|us)\s+on|do|fly|run)\s+(?:a|the)\s+(?:\w+\s+)?'
+    r'(?P<tour2>tour)\s+(?:of|around|over)\b',
+    re.IGNORECASE)
+_LEGS = frozenset({'goto_waypoint', ORBIT})
+
+
+def named_shape_is_a_mission(decision: Decision, text: str, catalog: Catalog
+                             ) -> tuple[Decision, SearchAdded | None]:
+    """``decision`` with ``execute_mission`` for an order to fly a named shape or a tour.
+
+    The order opens its clause (after "please", "make the drone" ...), is no question and is not
+    negated. A move to one point or an orbit chosen for that clause gives way to the mission
+    (chosen by the policy or added);
+    an empty answer gets the mission (a shape ordered flown is for the vehicle whatever the
+    scope decision read: "make the drone fly a star shape" was vetoed at p_in_scope 0.39).
+    """
+    if MISSION not in catalog or not re.search(rf'\b(?:{_SHAPES}|tour)\b', text, re.IGNORECASE):
+        return decision, None
+    at = next((cm for cm in clause_moods(text)
+               if cm.clause.role == 'action' and SHAPE_FLOWN.match(cm.clause.text.strip())), None)
+    if at is None or at.mood.kind == QUESTION or at.clause.negated:
+        return decision, None
+    m = SHAPE_FLOWN.match(at.clause.text.strip())
+    assert m is not None
+    k = int(at.clause.index)
+    legs = [t for t in decision.tools if t in _LEGS and decision.clause_index.get(t, k) == k]
+    if MISSION in decision.tools:
+        if not legs or decision.clause_index.get(MISSION, k) != k:
+            return decision, None
+        # the policy chose the mission and a leg of it: the shape is flown, no one point
+        return (decision.without(set(legs), f'{", ".join(legs)} dropped: a named shape is flown '
+                                 f'("{m.group(0)}"), no one point'), SearchAdded(m.group(0), ()))
+    scores = dict(zip(decision.tools, decision.aligned_scores()))
+    candidates = dict(decision.candidates)
+    score = max([scores[t] for t in legs] or [candidates.get(MISSION, 0.0)])
+    gate = next((decision.conditions[t] for t in legs if t in decision.conditions),
+                at.clause.condition)
+    kept = replace(decision.without(set(legs)), abstained=False)
+    shape = m.group('shape') or 'tour'
+    added = kept.with_rule_tool(MISSION, score, k, m.group(0), f'a named shape flown: {shape}',
+                                gate)
+    return added, SearchAdded(m.group(0), (MISSION,))

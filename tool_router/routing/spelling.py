@@ -48,6 +48,11 @@ SHORTHAND = {
     'cw': 'clockwise', 'ccw': 'counterclockwise',
     # the short words' typos a speller of four letters and more never sees ("fly to teh barn")
     'teh': 'the', 'hte': 'the', 'adn': 'and', 'yuo': 'you',
+    # a negation typed without its apostrophe, which the speller took for a near word ("dont"
+    # -> "down", "cant" -> "scan", "isnt" -> "into", "wont" -> "want")
+    **{w.replace("'", ''): w for w in (
+        "don't", "can't", "won't", "isn't", "aren't", "wasn't", "weren't", "didn't", "doesn't",
+        "shouldn't", "haven't", "hasn't", "wouldn't", "couldn't")},
 }
 # A Tello turn with its angle ("ccw 30", "cw 90"): a turn by degrees. The word alone
 # ("counterclockwise 30") read to the encoder as a move as often as a turn (writer pubw2,
