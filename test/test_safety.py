@@ -226,6 +226,21 @@ DEV_CHANGED = {
     'pubw4_296': '',
     'pubw4_297': '',
     'qd9_034': '',
+    'pubw5_004': 'return to launch',
+    'pubw5_059': 'move forward 200',
+    'pubw5_060': 'rotate clockwise 180',
+    'pubw5_061': '',  # a nested call
+    'pubw5_062': 'land',
+    'pubw5_063': 'take off alt 10',
+    'pubw5_064': 'change speed 5',
+    'pubw5_065': 'arm the motors or disarm the motors param1=1',
+    'pubw5_066': 'point the gimbal pitch -90',
+    'pubw5_067': 'start the mission',
+    'pubw5_068': 'fly to the waypoint 35.08 -106.65 40',
+    'pubw5_209': 'takeoff. move forward 100. land',
+    'pubw5_238': 'arm the motors, take off 15, start the mission',
+    'pubw5_312': '',  # steering (out of scope either way)
+    'pubw5_313': '',
 }
 
 
