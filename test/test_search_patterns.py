@@ -99,6 +99,8 @@ def test_orbits_stay_where_the_shape_is_a_place_or_circling_is_said(text, tools)
     ('give me a tour of the campus', ['goto_waypoint'], ['execute_mission']),
     ('do a 20 m hexagon over the lot', ['orbit_point'], ['execute_mission']),
     ('fly a square over the car park', ['goto_waypoint', 'execute_mission'], ['execute_mission']),
+    ('climb 10 m, figure eight, land', [], ['execute_mission']),  # a bare shape as a step
+    ('do the tour then land', ['goto_waypoint'], ['execute_mission']),
 ])
 def test_a_named_shape_or_tour_ordered_flown_is_a_mission(text, tools, expected):
     d, facts = named_shape_is_a_mission(_decision(tools), text, CATALOG)

@@ -70,7 +70,9 @@ COMMANDS: dict[str, str | tuple[str, str]] = {
     'REQUEST_MESSAGE': 'request a telemetry message',
     'PREFLIGHT_REBOOT_SHUTDOWN': 'reboot the autopilot',
 }
-_NAME = re.compile(r'(?<![\w-])MAV_CMD_([A-Z0-9_]+)(?![\w-])(?:\s*[,(=:]?\s*([01])(?![\w.]))?',
+# the name, then its first parameter when it is 0 or 1 ("... 1", "..., 0", "... param1=1")
+_NAME = re.compile(r'(?<![\w-])MAV_CMD_([A-Z0-9_]+)(?![\w-])'
+                   r'(?:\s*[,(:]?\s*(?:(?:param1|p1)\s*[=:]\s*)?([01])(?![\w.]))?',
                    re.IGNORECASE)
 
 

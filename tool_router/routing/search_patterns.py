@@ -126,9 +126,11 @@ SHAPE_FLOWN = re.compile(
     r'(?:(?:big|small|large|little|tight|wide|quick|slow)\s+)?'
     rf'(?P<shape>{_SHAPES})(?:\s+(?:shape|shaped|pattern|path|route|loop|circuit))?'
     r'(?=\s*$|\s*,|\s+(?:over|around|above|across|at|of|with|in|on|for|then|and|\d))'
+    # a bare shape as a step of a plan ("climb 10 m, figure eight, land")
+    rf'|^(?:an?\s+)?(?P<bare>{_SHAPES})(?:\s+(?:shape|pattern|path|route|loop|circuit))?$'
     r'|^(?:give|show)\s+(?:me|us|them|the\s+\w+)\s+(?:a|the)\s+(?:\w+\s+)?(?P<tour>tour)\s+'
-    r'(?:of|around|over)\b|^(?:take\s+(?:me|us)\s+on|do|fly|run)\s+(?:a|the)\s+(?:\w+\s+)?'
-    r'(?P<tour2>tour)\s+(?:of|around|over)\b',
+    r'(?:of|around|over)\b|^(?:take\s+(?:me|us)\s+on|do|fly|run|start)\s+(?:a|the)\s+'
+    r'(?:\w+\s+)?(?P<tour2>tour)\b',
     re.IGNORECASE)
 _LEGS = frozenset({'goto_waypoint', ORBIT})
 
@@ -165,7 +167,7 @@ def named_shape_is_a_mission(decision: Decision, text: str, catalog: Catalog
     gate = next((decision.conditions[t] for t in legs if t in decision.conditions),
                 at.clause.condition)
     kept = replace(decision.without(set(legs)), abstained=False)
-    shape = m.group('shape') or 'tour'
+    shape = m.group('shape') or m.group('bare') or 'tour'
     added = kept.with_rule_tool(MISSION, score, k, m.group(0), f'a named shape flown: {shape}',
                                 gate)
     return added, SearchAdded(m.group(0), (MISSION,))
