@@ -140,19 +140,18 @@ def named_shape_is_a_mission(decision: Decision, text: str, catalog: Catalog
     """``decision`` with ``execute_mission`` for an order to fly a named shape or a tour.
 
     The order opens its clause (after "please", "make the drone" ...), is no question and is not
-    negated. A move to one point or an orbit chosen for that clause gives way to the mission
-    (chosen by the policy or added);
-    an empty answer gets the mission (a shape ordered flown is for the vehicle whatever the
-    scope decision read: "make the drone fly a star shape" was vetoed at p_in_scope 0.39).
+    negated. A move to one point or an orbit chosen for that clause gives way to the mission,
+    whether the policy chose the mission too or the rule adds it; an empty answer gets the
+    mission (a shape ordered flown is for the vehicle whatever the scope decision read: "make the
+    drone fly a star shape" was vetoed at p_in_scope 0.39), scored as the policy scored it.
     """
     if MISSION not in catalog or not re.search(rf'\b(?:{_SHAPES}|tour)\b', text, re.IGNORECASE):
         return decision, None
-    at = next((cm for cm in clause_moods(text)
-               if cm.clause.role == 'action' and SHAPE_FLOWN.match(cm.clause.text.strip())), None)
-    if at is None or at.mood.kind == QUESTION or at.clause.negated:
+    found = next(((cm, m) for cm in clause_moods(text) if cm.clause.role == 'action'
+                  and (m := SHAPE_FLOWN.match(cm.clause.text.strip()))), None)
+    if found is None or found[0].mood.kind == QUESTION or found[0].clause.negated:
         return decision, None
-    m = SHAPE_FLOWN.match(at.clause.text.strip())
-    assert m is not None
+    at, m = found
     k = int(at.clause.index)
     legs = [t for t in decision.tools if t in _LEGS and decision.clause_index.get(t, k) == k]
     if MISSION in decision.tools:
