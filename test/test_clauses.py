@@ -47,8 +47,7 @@ def test_full_prompt_first_then_clauses():
         ('could you land', ['land']),
         # an order passed on to the vehicle, a voice assistant woken first
         ('Alexa, tell the drone to land', ['land']),
-        ('ask it to climb to 40 m', ['climb to 40 m']),
-        ('order the drone to the gate', ['order the drone to the gate']),  # a place follows
+        ('get it to climb to 40 m', ['climb to 40 m']),
         ('make the drone fly a square', ['fly a square']),
         ('tell the crowd to move back', ['tell the crowd to move back']),  # not the vehicle
         # "+" between words joins two orders; a signed number stays

@@ -213,16 +213,13 @@ _MARKER = re.compile(rf'\b({_alternation(CONDITION_MARKERS + TEMPORAL_MARKERS)})
                      re.IGNORECASE)
 _VEHICLE = (r'(?:(?:the|my|our|this|that)\s+)?'
             r'(?:drone|uav|quad|quadcopter|copter|aircraft|bird|vehicle)')
-_NOT_A_PLACE = (r'(?!(?:the|a|an|my|our|your|that|this|those|these|its|his|her|their|some|any|'
-                r'home|base)\b|\d)')
 _LEADING_FILLER = re.compile(
     r'^(?:please|pls|plz|ok|okay|so|now|just|hey|drone|can you|could you|'
     r'would you|why don\'t you|why dont you|i want you to|i need you to|go ahead and|'
     # a voice assistant woken first ("Alexa, tell the drone to land"), and an order passed on to
-    # the vehicle ("tell the drone to land", "ask it to climb", "make the drone fly a square";
-    # not "get it to the barn" nor "send the drone to the gate": a place follows)
+    # the vehicle ("tell the drone to land", "get it to climb", "make the drone fly a square")
     r'alexa|siri|hey siri|ok google|hey google|cortana|'
-    rf'(?:tell|ask|order|instruct|command)\s+(?:{_VEHICLE}|it)\s+to(?=\s+{_NOT_A_PLACE})|'
+    rf'(?:tell|ask|get|order|instruct|command)\s+(?:{_VEHICLE}|it)\s+to|'
     rf'(?:have|make|let)\s+{_VEHICLE})\b[\s,]*',
     re.IGNORECASE,
 )
