@@ -175,10 +175,11 @@ def test_the_shipped_probe_reads_the_shipped_encoder(router):
     assert probe is not None and 0.8 <= probe.threshold <= 1.0
     assert router.health()['question_probe'] == f'on (threshold {probe.threshold:.2f})'
     assert probe.fit['cv_orders_read_as_questions'] == 0
-    # a question no rule reads (its "is it lit" is a later clause without "?"), answered by
-    # the sensor; plain orders still act ("the lamp, is it lit", the example of the twelfth
-    # refit's probe, the thirteenth refit's lcr answers with vehicle_state alone)
-    result = router.route('the spotlight, is it lit')
+    # a question no rule reads (its "is it on" is a later clause without "?", after a topic
+    # without a determiner), answered by the sensor (probe 0.979 on the fourteenth refit's
+    # encoder); plain orders still act ("the spotlight, is it lit", the thirteenth refit's
+    # example, is read by the topic rule since stop 44)
+    result = router.route('light, is it on')
     assert 'spotlight' not in result.tools and 'vehicle_state' in result.tools
     assert 'question probe' in result.questions[0].reason
     for order in ('take off', 'land now', 'return home', 'drop the package', 'winch down 3 m'):

@@ -312,7 +312,39 @@ _KEEPS_A_STATE = frozenset("keep leave get have make put set".split())
 _PARTICLES = frozenset("in back away fully all the way".split())
 # "-ed" words that are not a participle ("speed", "red")
 _NOT_PARTICIPLES = frozenset(
-    "speed need feed proceed exceed seed bleed red shed bed embed".split())
+    "speed need feed proceed exceed seed bleed red shed bed embed groundspeed airspeed "
+    "windspeed".split())
+
+
+# A state said without its verb ("we airborne", "it landed yet"): asked, never ordered
+_BEING = _STATE_WORDS | frozenset(
+    "airborne aloft flying hovering grounded landed home back".split())
+_SUBJECT_WORDS = frozenset("we you u it they".split())
+_PRONOUNS = _SUBJECT_WORDS | frozenset("i he she its our my".split())
+# A reading named ("current groundspeed", "actual altitude"): asked
+_READING = frozenset("current present actual".split())
+
+
+def _terse_state(t: str) -> str:
+    """Why the words of a clause that opens its sentence name a state to report ('' if not).
+
+    "we airborne", "it landed yet" (a subject and a state, no verb); "drone armed", "motors
+    disarmed", "armed" (a name and what was done to it, or the participle alone: the clause
+    holds no order verb); "current groundspeed" (a reading named). At most four words.
+    """
+    words = [w for w in _WORD.findall(t) if w not in _ONLY_TIME]
+    if not 1 <= len(words) <= 4 or words[0] in _ORDER_VERBS:
+        return ''
+    if words[0] in _SUBJECT_WORDS and len(words) >= 2 and words[1] in _BEING \
+            and set(words[2:]) <= _STATE_WORDS | _PARTICLES:
+        return f"a state without its verb ('{' '.join(words[:2])}')"
+    if ("'" not in words[0] and words[0] not in _PRONOUNS
+            and (_participle(words) or _participle(['x', *words]))):
+        # (not "she's landed, safe the motors": a statement, and an order after it)
+        return f"a state named ('{' '.join(words)}')"
+    if words[0] in _READING and 2 <= len(words) <= 3 and not set(words) & _ORDER_VERBS:
+        return f"a reading named ('{' '.join(words)}')"
+    return ''
 
 
 @dataclass(frozen=True)
@@ -400,6 +432,8 @@ def clause_mood(text: str, asked: bool = False, initial: bool = True) -> Mood:
                             r"(?:still\s+|all\s+)?[a-z]{2,}ing\b", t):
         # "we heading back to base yet", "you still recording": the auxiliary left out
         return Mood(QUESTION, "a question without its auxiliary ('we ...ing')")
+    if initial and (terse := _terse_state(t)):
+        return Mood(QUESTION, terse)
     if first_call := _CALL_SIGN_FIRST.match(t):
         # "eagle one confirm you are on the ground": the call sign, then the question
         rest = clause_mood(t[first_call.end():], asked, initial)
