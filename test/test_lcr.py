@@ -136,7 +136,7 @@ def test_shipped_scorer_is_valid():
     assert models['lcr'].scope_features == list(SCOPE_FEATURES)
     assert 0 < models['lcr'].scope_threshold < 1
     assert models['lcr_no_scope'].scope_weights == []  # the ablation keeps the old abstention
-    assert models['lcr'].tools == [] and models['lcr_tool_prior'].tools  # prior off (HISTORY)
+    assert models['lcr'].tools and models['lcr_no_tool_prior'].tools == []
 
 
 def test_tool_terms_follow_the_tool_names():

@@ -176,9 +176,7 @@ class Variant:
     spelling: bool = True  # repair typos before segmentation
     steering: bool = True  # ignore clauses that try to steer the router
     scope: bool = True  # separate scope decision; in scope, the best tool is never dropped
-    # one fitted term per catalog tool (how often it is asked for); off since the fourteenth
-    # refit (it cost 0.0019 of cross-validated dev macro at the thirteenth): `lcr_tool_prior`
-    tool_prior: bool = False
+    tool_prior: bool = True  # one fitted term per catalog tool (how often it is asked for)
     exemplars: bool = True  # features from the memory of development requests (exemplars.py)
 
 
@@ -203,7 +201,7 @@ VARIANTS = {
     'lcr_no_spelling': Variant('lcr_no_spelling', spelling=False),
     'lcr_no_steering': Variant('lcr_no_steering', steering=False),
     'lcr_no_scope': Variant('lcr_no_scope', scope=False),
-    'lcr_tool_prior': Variant('lcr_tool_prior', tool_prior=True),  # the term put back
+    'lcr_no_tool_prior': Variant('lcr_no_tool_prior', tool_prior=False),
     'lcr_no_exemplars': Variant('lcr_no_exemplars', exemplars=False),
 }
 
