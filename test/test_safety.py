@@ -241,6 +241,12 @@ DEV_CHANGED = {
     'pubw5_238': 'arm the motors, take off 15, start the mission',
     'pubw5_312': '',  # steering (out of scope either way)
     'pubw5_313': '',
+    'pubw6_005': 'take off, fly to the waypoint, land',
+    'pubw6_067': '',  # code the screen does not read as words
+    'pubw6_091': '',  # out of scope either way
+    'pubw6_125': '',  # code the screen does not read as words
+    'pubw6_175': 'goto WP3',
+    'pubw6_238': 'takeoff 10. goto WP3. photo',
 }
 
 
