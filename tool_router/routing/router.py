@@ -39,6 +39,7 @@ from tool_router.routing.pronoun_orders import add_pronoun_orders
 from tool_router.routing.unserved_modes import drop_unserved_modes
 from tool_router.routing.parameters import drop_parameter_tools
 from tool_router.routing.speeds import add_explicit_speeds
+from tool_router.routing.keyword_runs import KeywordRuns
 from tool_router.routing.payload_kills import payload_kills
 from tool_router.routing.search_patterns import (
     add_search_pattern,
@@ -226,6 +227,7 @@ class Router:
         self.index = index
         self.encoder = index.encoder
         self.screen = Screen(self.catalog.names)  # safety: injection-only text counts for nothing
+        self.keyword_runs = KeywordRuns(self.catalog)
         self._probes: dict[str, QuestionProbe | None] = {}
         # a named probe file that cannot be read fails here
         self._gen.probe = self._question_probe(config)
@@ -461,6 +463,9 @@ class Router:
             # "kill the floodlight" switches the light off, never the motors
             # (routing/payload_kills.py)
             decision, _ = payload_kills(decision, screened.text, self.catalog)
+            # "alt speed heading?", "arm takeoff hover": a request made only of catalog words
+            # reads as their tools (routing/keyword_runs.py)
+            decision, _ = self.keyword_runs.add(decision, screened.text)
         drops: list[QuestionDrop] = []
         if config.state_questions and not screened.empty:
             # a clause that asks about a state is answered by a sensor, never an actuator,
