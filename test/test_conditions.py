@@ -332,6 +332,10 @@ def test_parses_operator_forms(text, ctx, request_text, sensor, field, op, thres
 
 
 TYPED_REFUSED = [
+    # "is the light on? if so, turn it off": a condition on the answer to a question
+    ('if so', 'waits on the answer to a question'),
+    ('if not', 'waits on the answer to a question'),
+    ('if yes', 'waits on the answer to a question'),
     ('at 8am yesterday', 'a time in the past'),
     ('at 9am tomorrow', 'only times of the current day'),
     ('at 14:30 local time', 'read in UTC'),

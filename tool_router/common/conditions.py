@@ -450,6 +450,10 @@ def _normalise(body: str) -> str:
     return low
 
 
+# "is the light on? if so, ...": a condition on the answer to the question before it
+_ANSWERS = frozenset({'so', 'yes', 'no', 'not'})
+
+
 def _referent_text(request: str, condition: str) -> str:
     """The part of ``request`` before ``condition`` ('' when the condition is not found)."""
     if not request:
@@ -487,6 +491,9 @@ def parse_condition(text: str, context_sensors: tuple[str, ...] | list[str] = ()
     lead = ' '.join(lead_match.group(1).lower().split()) if lead_match else ''
     body = raw[lead_match.end():] if lead_match else raw
     low = _normalise(body)
+    if low in _ANSWERS:
+        return _refuse(text, f'"{raw.lower()}" waits on the answer to a question, which is not '
+                             'executed: ask first, then give the order, or say what to wait for')
     if NEGATED.search(low):
         return _refuse(text, 'negated conditions are not executed; say what to wait for '
                              '(e.g. "when the battery drops below 25%")')
