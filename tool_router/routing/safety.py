@@ -305,6 +305,10 @@ _PAYLOAD_OBJECTS = frozenset({
     'leds', 'speaker', 'thermal', 'lidar', 'zoom', 'recorder', 'video', 'mission', 'battery',
     'gps', 'compass', 'detector',
 })
+# A reading printed, as scripts do: "print(drone.get_battery())" is the call inside,
+# "print(vehicle.location.global_frame)" the attribute's words ("location global frame").
+_PRINTED = re.compile(r'^\s*(?:print|console\.log|log|echo)\s*\((?P<inner>.*)\)\s*;?\s*$')
+_ATTRIBUTES = re.compile(r'\s*[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+\s*')
 # A flight mode set by assignment, as DroneKit and MAVSDK scripts do: "vehicle.mode = 'RTL'",
 # "drone.mode = VehicleMode("LOITER")", "mode=LAND": read as "mode <name>" (routing/
 # flight_modes.py maps the name, or leaves it for the scope decision).
@@ -373,6 +377,24 @@ class Screen:
         it is a number or a few plain words. '' as well when a word names a catalog tool in any
         spelling or the router's machinery (``select_tool``, ``router.select``, ``run``).
         """
+        printed = _PRINTED.match(folded)
+        if printed is not None:
+            inner = printed.group('inner')
+            if not _ATTRIBUTES.fullmatch(inner):
+                words = self._code_call_words(inner) if _ONE_CALL.match(inner) else ''
+                if words:
+                    return words
+                return self._calls_words(folded)
+            objects = inner.strip().split('.')
+            names = objects[1:] if objects[0].lower() not in _PAYLOAD_OBJECTS else objects
+            words = [w for n in names for w in _CAMEL.sub('_', n).lower().split('_') if w]
+            if _META_WORDS & set(words) or any(self._catalog_name(n) for n in objects):
+                return ''
+            return ' '.join(words)
+        return self._calls_words(folded)
+
+    def _calls_words(self, folded: str) -> str:
+        """The words of a folded segment of calls or a mode assignment ('' when not one)."""
         mode = _MODE_SET.match(folded)
         if mode is not None:
             owners = {o.lower() for o in mode.group('objects').split('.') if o}
