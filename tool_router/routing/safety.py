@@ -381,10 +381,8 @@ class Screen:
         if printed is not None:
             inner = printed.group('inner')
             if not _ATTRIBUTES.fullmatch(inner):
-                words = self._code_call_words(inner) if _ONE_CALL.match(inner) else ''
-                if words:
-                    return words
-                return self._calls_words(folded)
+                called = self._code_call_words(inner) if _ONE_CALL.match(inner) else ''
+                return called or self._calls_words(folded)
             objects = inner.strip().split('.')
             names = objects[1:] if objects[0].lower() not in _PAYLOAD_OBJECTS else objects
             words = [w for n in names for w in _CAMEL.sub('_', n).lower().split('_') if w]
