@@ -41,6 +41,7 @@ from tool_router.routing.parameters import drop_parameter_tools
 from tool_router.routing.speeds import add_explicit_speeds
 from tool_router.routing.keyword_runs import KeywordRuns
 from tool_router.routing.payload_kills import payload_kills
+from tool_router.routing.rear_view import add_rear_view_turn
 from tool_router.routing.search_patterns import (
     add_search_pattern,
     named_shape_is_a_mission,
@@ -480,6 +481,8 @@ class Router:
         if not screened.empty:
             # an explicit speed in an order adds set_speed (routing/speeds.py; ANNOTATION.md)
             decision, _ = add_explicit_speeds(decision, screened.text, self.catalog)
+            # a picture behind the vehicle turns it first (routing/rear_view.py; ANNOTATION.md)
+            decision, _ = add_rear_view_turn(decision, screened.text, self.catalog)
             # "go ... until you see X" moves and looks (routing/until_seen.py; ANNOTATION.md)
             decision, _ = add_until_seen(decision, screened.text, self.catalog)
             # a named search pattern for a target flies and looks (routing/search_patterns.py)
