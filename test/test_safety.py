@@ -159,9 +159,9 @@ CODE_CALLS = {'pp_q01': 'takeoff', 'pp_q02': 'move forward 100', 'pp_q03': 'rota
 # Dev lines the screen changes, with what is left (benchmarks/data/public_style: code calls
 # read as their words; what it drops, a cost it accepts: an identifier typed as code
 # ("drone.set_speed(8)", "print landed_state": a snake_case word is an identifier however
-# plain), assignments other than a flight mode ("vehicle.armed = True"), nested calls but a
-# printed one and code conditions ("if battery() < 20: land()"); docs/SAFETY.md, "Code
-# calls"; MAVLink command names read as their words, "MAVLink command names")
+# plain), assignments other than a flight mode ("vehicle.armed = True") and nested calls but
+# a printed one; docs/SAFETY.md, "Code calls"; MAVLink command names read as their words,
+# "MAVLink command names")
 DEV_CHANGED = {
     'pubw1_037': 'land',
     'pubw1_038': 'rotate clockwise 90',
@@ -199,7 +199,7 @@ DEV_CHANGED = {
     'pubw2_094': 'orbit center poi radius 20',
     'pubw2_095': 'mission start',
     'pubw2_096': 'recorder start',
-    'pubw2_097': '',
+    'pubw2_097': 'if battery < 20, land',  # a condition typed as code
     'pubw2_098': 'health',
     'pubw2_099': 'precision land marker id 7',
     'pubw2_100': 'thermal snapshot. rtl',
@@ -242,7 +242,7 @@ DEV_CHANGED = {
     'pubw5_312': '',  # steering (out of scope either way)
     'pubw5_313': '',
     'pubw6_005': 'take off, fly to the waypoint, land',
-    'pubw6_067': '',  # code the screen does not read as words
+    'pubw6_067': 'if battery < 25, rtl',  # a condition typed as code
     'pubw6_091': '',  # out of scope either way
     'pubw6_125': '',  # code the screen does not read as words
     'pubw6_175': 'goto WP3',
@@ -296,6 +296,8 @@ def test_no_non_injection_request_of_the_data_set_changes(screen):
     ('print(drone.get_battery())', 'get battery'),  # a reading printed: the call inside
     ('print(vehicle.location.global_frame)', 'location global frame'),  # an attribute's words
     ('print(battery.voltage)', 'battery voltage'),  # a payload object keeps its word
+    ('if battery() < 20: land()', 'if battery < 20, land'),  # a condition typed as code
+    ('if vehicle.battery.level < 25: vehicle.rtl()', 'if battery level < 25, rtl'),
 ])
 def test_an_order_typed_as_code_is_read_as_its_words(screen, text, words):
     assert screen.screen(text).text == words

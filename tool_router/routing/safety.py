@@ -309,6 +309,10 @@ _PAYLOAD_OBJECTS = frozenset({
 # "print(vehicle.location.global_frame)" the attribute's words ("location global frame").
 _PRINTED = re.compile(r'^\s*(?:print|console\.log|log|echo)\s*\((?P<inner>.*)\)\s*;?\s*$')
 _ATTRIBUTES = re.compile(r'\s*[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+\s*')
+# A condition typed as code: "if battery() < 20: land()" -> "if battery < 20, land".
+_CODE_IF = re.compile(
+    r'^\s*if\s*\(?\s*(?P<quantity>[A-Za-z_][A-Za-z0-9_.]*(?:\(\s*\))?)\s*\)?\s*'
+    r'(?P<op><=|>=|==|<|>)\s*(?P<value>-?\d+(?:\.\d+)?)\s*\)?\s*:\s*(?P<body>.+?)\s*$')
 # A flight mode set by assignment, as DroneKit and MAVSDK scripts do: "vehicle.mode = 'RTL'",
 # "drone.mode = VehicleMode("LOITER")", "mode=LAND": read as "mode <name>" (routing/
 # flight_modes.py maps the name, or leaves it for the scope decision).
@@ -377,6 +381,15 @@ class Screen:
         it is a number or a few plain words. '' as well when a word names a catalog tool in any
         spelling or the router's machinery (``select_tool``, ``router.select``, ``run``).
         """
+        code_if = _CODE_IF.match(folded)
+        if code_if is not None:
+            quantity = code_if.group('quantity')
+            reading = (self._code_call_words(quantity) if quantity.endswith(')')
+                       else self._code_call_words(f'print({quantity})'))
+            action = self._code_call_words(code_if.group('body'))
+            if not reading or not action:
+                return ''
+            return f"if {reading} {code_if.group('op')} {code_if.group('value')}, {action}"
         printed = _PRINTED.match(folded)
         if printed is not None:
             inner = printed.group('inner')
