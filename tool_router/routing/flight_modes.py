@@ -165,3 +165,25 @@ def unmapped_mode_switch(clause: str) -> str:
             return name
     return ''
 
+
+
+# "are we in loiter", "is the drone still in RTL mode", "am I in return mode right now?": a
+# question about the present mode, which vehicle_state reads (ANNOTATION.md). An everyday word
+# ("hold", "return", "land", "mission", "auto", "position") names a mode only before "mode" or
+# in capitals; "are we in position" is not one.
+_IN_MODE = re.compile(
+    r"\b(?:are|is|am)\s+(?:we|it|you|i|she|the\s+(?:drone|aircraft|vehicle|quad|copter|uav))\s+"
+    r"(?:still\s+|now\s+|currently\s+|already\s+)?in\s+(?:the\s+)?"
+    rf"(?P<name>smart[ _]?rtl|pos(?:ition)?[ _]?hold|posctl|loiter|brake|rtl|hold|return|land|"
+    rf"auto|mission|{UNMAPPED})(?P<mode>\s+(?:flight\s+)?mode)?(?![\w-])", re.IGNORECASE)
+
+
+def mode_question(clause: str) -> str:
+    """The mode name when ``clause`` asks whether the vehicle is in that mode; else ''."""
+    m = _IN_MODE.search(clause)
+    if m is None:
+        return ''
+    name = m.group('name')
+    if _key(name) in _AMBIGUOUS and not m.group('mode') and not name.isupper():
+        return ''
+    return name

@@ -40,6 +40,7 @@ from tool_router.routing.unserved_modes import drop_unserved_modes
 from tool_router.routing.parameters import drop_parameter_tools
 from tool_router.routing.speeds import add_explicit_speeds
 from tool_router.routing.keyword_runs import KeywordRuns
+from tool_router.routing.mode_questions import answer_mode_questions
 from tool_router.routing.payload_kills import payload_kills
 from tool_router.routing.rear_view import add_rear_view_turn
 from tool_router.routing.search_patterns import (
@@ -467,6 +468,8 @@ class Router:
             # "alt speed heading?", "arm takeoff hover": a request made only of catalog words
             # reads as their tools (routing/keyword_runs.py)
             decision, _ = self.keyword_runs.add(decision, screened.text)
+            # "are we in loiter": the flight mode is vehicle_state's (routing/mode_questions.py)
+            decision, _ = answer_mode_questions(decision, screened.text, self.catalog)
         drops: list[QuestionDrop] = []
         if config.state_questions and not screened.empty:
             # a clause that asks about a state is answered by a sensor, never an actuator,
