@@ -45,10 +45,12 @@ COMMAND = {
 # or written in capitals ("switch to HOLD"), never after a bare "go to" ("go to land").
 _AMBIGUOUS = {'hold', 'return', 'land', 'mission', 'auto', 'brake'}
 
+# The modes that perform a catalog function, by name (the one list: switches, questions)
+MAPPED = (r'smart[ _]?rtl|pos(?:ition)?[ _]?hold|posctl|loiter|brake|rtl|hold|return|land|auto|'
+          r'mission')
 _NAME = (
     r'(?<![\w-])(?<!alt )(?<!altitude )'  # not ALT_HOLD / altitude hold (out of scope)
-    r'(?P<name>smart[ _]?rtl|pos(?:ition)?[ _]?hold|posctl|loiter|brake|rtl|hold|return'
-    r'|land|auto|mission)'
+    rf'(?P<name>{MAPPED})'
     # not a parameter of the mode ("set RTL altitude to 50 m", "RTL_SPEED"): out of scope
     r'(?![ _-]?(?:alt(?:itude)?|speed|height|climb|radius|timeout|delay|distance|'
     r'param(?:eter)?s?)\b)'
@@ -174,8 +176,7 @@ def unmapped_mode_switch(clause: str) -> str:
 _IN_MODE = re.compile(
     r"\b(?:are|is|am)\s+(?:we|it|you|i|she|the\s+(?:drone|aircraft|vehicle|quad|copter|uav))\s+"
     r"(?:still\s+|now\s+|currently\s+|already\s+)?in\s+(?:the\s+)?"
-    rf"(?P<name>smart[ _]?rtl|pos(?:ition)?[ _]?hold|posctl|loiter|brake|rtl|hold|return|land|"
-    rf"auto|mission|{UNMAPPED})(?P<mode>\s+(?:flight\s+)?mode)?(?![\w-])", re.IGNORECASE)
+    rf"(?P<name>{MAPPED}|{UNMAPPED})(?P<mode>\s+(?:flight\s+)?mode)?(?![\w-])", re.IGNORECASE)
 
 
 def mode_question(clause: str) -> str:

@@ -39,6 +39,7 @@ from typing import Callable, Sequence
 
 from tool_router.common.catalog import Catalog, Kind
 from tool_router.common.clauses import ACTION_VERBS, Clause, normalise, split_clauses
+from tool_router.routing.flight_modes import MAPPED, UNMAPPED
 from tool_router.common.explanation import QuestionDrop
 from tool_router.routing.policies.base import Decision, Evidence, content_words
 
@@ -265,9 +266,8 @@ _GETTER_MOVES = frozenset("to into in on at up down back out over off away home"
 # "y/n" after a state ("landed y/n", "RTH in progress y/n"): asked, never ordered
 _YES_NO = re.compile(r"(?:^|\s|\()(?:y/n|y\s+or\s+n|yes/no|yes\s+or\s+no)\)?[\s?.!]*$")
 # Flight modes by their autopilot names: "LAND or LOITER" asks which of the two
-_MODES = (r"(?:land|loiter|rtl|rth|smart[ _]rtl|auto|guided|hold|poshold|pos\s+hold|stabili[sz]e|"
-          r"alt[ _]?hold|althold|brake|mission|offboard|manual|acro|position|altctl|takeoff|"
-          r"circle|orbit|follow(?:\s+me)?)")
+_MODES = (rf"(?:{MAPPED}|{UNMAPPED}|rth|althold|pos\s+hold|position|takeoff|circle|orbit|"
+          r"follow(?:\s+me)?)")
 _MODE_PAIR = re.compile(rf"^(?:in\s+)?{_MODES}(?:\s+mode)?\s+or\s+{_MODES}(?:\s+mode)?$")
 # Irregular past participles: "has it gone home", "... and flown back" (an order never opens
 # with one)
