@@ -37,11 +37,13 @@ SEARCH_FOR = re.compile(
     rf'[^.;!?]{{0,60}}?\b(?:for|to\s+(?:find|locate|spot|look\s+for)|looking\s+for|'
     rf'hunting\s+for|finding|locating)\s+(?P<object>(?:{_OBJECT}|{_PLURAL})[^.;!?,]{{0,40}})',
     re.IGNORECASE)
+# The named shapes (ANNOTATION.md: a shape named but not spelled out leg by leg is a mission)
+_SHAPES = (r'star|heart|square|triangle|rectangle|pentagon|hexagon|octagon|diamond|'
+           r'figure[- ]?(?:8|eight)|zig[- ]?zag|lawn\s*-?\s*mower')
 # A named shape flown around something ("box pattern around Silo2", "triangle around the three
 # towers"): the shape, a mission (ANNOTATION.md), not an orbit of the thing it goes around
 SHAPE_AROUND = re.compile(
-    r'\b(?P<shape>square|triangle|triangular|rectangle|rectangular|box|pentagon|hexagon|'
-    r'diamond|figure[- ]?(?:8|eight)|zig[- ]?zag|lawn\s*-?\s*mower|grid|spiral)'
+    rf'\b(?P<shape>{_SHAPES}|triangular|rectangular|box|grid|spiral)'
     r'(?:\s+(?:pattern|shape|loop|route|path|circuit|lap))?\s+(?:\w+\s+)?around\b',
     re.IGNORECASE)
 ORBIT = 'orbit_point'
@@ -118,8 +120,6 @@ def shape_around_is_a_mission(decision: Decision, text: str, catalog: Catalog
 
 # A named shape or a tour ordered flown ("fly a star shape", "do a 20 m hexagon over the lot",
 # "give me a tour of the campus"): a mission (ANNOTATION.md), not a move to one point or an orbit
-_SHAPES = (r'star|heart|square|triangle|rectangle|pentagon|hexagon|octagon|diamond|'
-           r'figure[- ]?(?:8|eight)|zig[- ]?zag|lawn\s*-?\s*mower')
 SHAPE_FLOWN = re.compile(
     r'^(?:fly|do|run|trace|draw|perform|execute)\s+(?:(?:a|an|the|one|another)\s+)?'
     r'(?:\d+(?:\.\d+)?\s*-?\s*(?:m|metres?|meters?|ft|feet)\s+)?'
