@@ -17,19 +17,15 @@ from dataclasses import dataclass, replace
 
 from tool_router.common.catalog import Catalog
 from tool_router.common.clauses import split_clauses
+from tool_router.routing.payload_nouns import LIGHT, SOUND, TOOL, VIDEO
 from tool_router.routing.policies.base import Decision
 
 STOP = 'emergency_stop'
-_LIGHT = r'(?:flood|spot|search|strobe|nav|landing)?\s*-?\s*lights?|lamps?|leds?|beams?|strobes?'
-_SOUND = (r'music|songs?|sirens?|(?:loud)?speakers?|audio|sound|broadcast|announcements?|'
-          r'message|alarm|horn|tannoy|pa')
-_VIDEO = r'video|recording|recorder|stream|feed|livestream'
 KILL = re.compile(
     r'^(?:please\s+)?(?:kill|cut|shut\s+off|shut\s+down|switch\s+off|turn\s+off)\s+'
     r'(?:the\s+|that\s+|those\s+|this\s+|these\s+|your\s+|our\s+|its\s+)?(?:[\w-]+\s+)?'
-    rf'(?:(?P<light>{_LIGHT})|(?P<sound>{_SOUND})|(?P<video>{_VIDEO}))\b',
+    rf'(?:(?P<light>{LIGHT})|(?P<sound>{SOUND})|(?P<video>{VIDEO}))\b',
     re.IGNORECASE)
-PAYLOAD = {'light': 'spotlight', 'sound': 'speaker_broadcast', 'video': 'video_recorder'}
 
 
 @dataclass(frozen=True)
@@ -51,8 +47,8 @@ def payload_kills(decision: Decision, text: str, catalog: Catalog
     m = KILL.match(clause.text.strip()) if clause is not None else None
     if clause is None or m is None or clause.negated:
         return decision, None
-    kind = next(k for k in PAYLOAD if m.group(k))
-    payload = PAYLOAD[kind]
+    kind = next(k for k in TOOL if m.group(k))
+    payload = TOOL[kind]
     k = decision.tools.index(STOP)
     score = decision.aligned_scores()[k]
     gate = decision.conditions.get(STOP, '')

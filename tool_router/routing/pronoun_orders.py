@@ -19,17 +19,14 @@ import re
 from dataclasses import dataclass
 
 from tool_router.common.catalog import Catalog
+from tool_router.routing.payload_nouns import LIGHT, SOUND, TOOL, VIDEO
 from tool_router.routing.policies.base import Decision
 from tool_router.routing.questions import QUESTION, clause_moods
 
 # The payloads that are switched on and off, by the words a question names them with
 ON_OFF: dict[str, re.Pattern[str]] = {
-    'spotlight': re.compile(
-        r'\b(?:lights?|spot\s*light|search\s*light|flood\s*light|lamp|beam)\b', re.I),
-    'video_recorder': re.compile(
-        r'\b(?:recording|recorder|video|filming|live\s*stream(?:ing)?|stream(?:ing)?)\b', re.I),
-    'speaker_broadcast': re.compile(
-        r'\b(?:speaker|loud\s*speaker|siren|announcement|broadcast)\b', re.I),
+    **{TOOL[kind]: re.compile(rf'\b(?:{words})\b', re.I)
+       for kind, words in (('light', LIGHT), ('video', VIDEO), ('sound', SOUND))},
     'area_mapping': re.compile(r'\b(?:mapping|mapper)\b', re.I),
 }
 # "turn it on", "switch them back off", "turn on that", "put it on"
