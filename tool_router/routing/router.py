@@ -39,6 +39,7 @@ from tool_router.routing.pronoun_orders import add_pronoun_orders
 from tool_router.routing.unserved_modes import drop_unserved_modes
 from tool_router.routing.parameters import drop_parameter_tools
 from tool_router.routing.speeds import add_explicit_speeds
+from tool_router.routing.condition_sensors import drop_extra_readings
 from tool_router.routing.keyword_runs import KeywordRuns
 from tool_router.routing.mode_questions import answer_mode_questions
 from tool_router.routing.payload_kills import payload_kills
@@ -465,6 +466,8 @@ class Router:
             # "kill the floodlight" switches the light off, never the motors
             # (routing/payload_kills.py)
             decision, _ = payload_kills(decision, screened.text, self.catalog)
+            # a condition is watched by the sensor that reads it (routing/condition_sensors.py)
+            decision, _ = drop_extra_readings(decision, screened.text, self.catalog)
             # "alt speed heading?", "arm takeoff hover": a request made only of catalog words
             # reads as their tools (routing/keyword_runs.py)
             decision, _ = self.keyword_runs.add(decision, screened.text)

@@ -1,0 +1,52 @@
+"""A condition is watched by the sensor that reads it (routing/condition_sensors.py)."""
+from __future__ import annotations
+
+import pytest
+
+from tool_router.common.catalog import load_catalog
+from tool_router.common.paths import config_path
+from tool_router.routing.condition_sensors import drop_extra_readings
+from tool_router.routing.policies.base import Decision
+
+CATALOG = load_catalog(config_path('catalog.yaml'))
+
+
+def _decision(clause_index):
+    tools = list(clause_index)
+    return Decision('lcr', tools, [0.9 - 0.1 * i for i in range(len(tools))],
+                    clause_index=dict(clause_index))
+
+
+@pytest.mark.parametrize('text, index, kept, dropped', [
+    ("once you're at 100 ft snap a photo",
+     {'rgb_camera': 1, 'altitude_sensor': 0, 'gps_position': 0},
+     ['rgb_camera', 'altitude_sensor'], ('gps_position',)),
+    ('if any ESC goes over 80 degrees, land immediately',
+     {'motor_status': 0, 'land': 1, 'attitude_imu': 0}, ['motor_status', 'land'],
+     ('attitude_imu',)),
+    ('hold there if someone gets closer than 4 m',
+     {'hold_position': 0, 'object_detector': 1, 'obstacle_proximity': 1},
+     ['hold_position', 'object_detector'], ('obstacle_proximity',)),
+])
+def test_the_conditions_other_readings_are_dropped(text, index, kept, dropped):
+    d, fact = drop_extra_readings(_decision(index), text, CATALOG)
+    assert d.tools == kept and fact is not None and fact.dropped == dropped
+
+
+@pytest.mark.parametrize('text, index', [
+    # a camera stays: an image can be how the detection is made
+    ("if there's a fox in the scrub, film it", {'object_detector': 0, 'thermal_camera': 0,
+                                                 'video_recorder': 1}),
+    # the grammar refuses the condition: nothing is dropped
+    ('if it gets weird, land', {'system_health': 0, 'attitude_imu': 0, 'land': 1}),
+    # the condition's sensor was not chosen there
+    ("once you're at 100 ft snap a photo", {'rgb_camera': 1, 'gps_position': 0,
+                                            'vehicle_state': 0}),
+    # a reading asked in an action clause is no extra
+    ('check the gps and land when the battery is below 20%',
+     {'gps_position': 0, 'battery_status': 1, 'land': 0}),
+])
+def test_anything_else_is_unchanged(text, index):
+    before = _decision(index)
+    d, fact = drop_extra_readings(before, text, CATALOG)
+    assert fact is None and d.tools == before.tools
