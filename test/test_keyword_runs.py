@@ -28,6 +28,13 @@ def _decision(tools, clause_index=None):
     ('battery? gps? link?', ('battery_status', 'gps_position', 'link_quality')),
     ('thermal snapshot, rtl', ('thermal_camera', 'return_to_home')),  # the camera's picture
     ('thermal, snapshot', ('thermal_camera', 'rgb_camera')),
+    # an order's place follows it; two orders side by side when a verb leads the second
+    ('takeoff fly to the barn photo rtl',
+     ('takeoff', 'goto_waypoint', 'rgb_camera', 'return_to_home')),
+    ('arm takeoff go to wp3 hover 10 s land',
+     ('arm_motors', 'takeoff', 'goto_waypoint', 'hold_position', 'land')),
+    ('fly to tower_07 then orbit the old mill, rtl',
+     ('goto_waypoint', 'orbit_point', 'return_to_home')),
 ])
 def test_a_run_of_catalog_words_is_read(text, tools):
     assert tuple(dict.fromkeys(t for _, t in RUNS.read(text))) == tools
@@ -46,6 +53,10 @@ def test_a_run_of_catalog_words_is_read(text, tools):
     'follow me mode',
     'land and photo of the barn',    # "of the barn" follows readings only
     'ALT_HOLD please',
+    'go up go up lift off',          # a word said twice is emphasis, not a list
+    'patrol loop around the campsite',  # no verb leads "loop around": one order, not two
+    'fly to Tower7 at 2 m/s',        # one order and its speed
+    'Track and follow a selected person',  # a follow's object is no place
 ])
 def test_anything_else_is_left_to_the_policy(text):
     assert RUNS.read(text) == ()

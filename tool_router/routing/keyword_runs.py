@@ -18,6 +18,12 @@ leak detection" is one thing, not two. Words that name a flight mode ("mode", "l
 and ``vehicle_state``'s state words are not read: a mode is a switch or a question, never a
 list item (routing/flight_modes.py).
 
+An order that names where it goes ("fly to", "go to", "orbit") is followed by its place: a
+determiner and one word whatever it is ("fly to the pad": a place, not a landing), then one
+more that is no keyword ("the old mill", "tower_07"). Two orders may stand side by side when
+the second is one word or opens with a verb ("takeoff fly to the barn"); a word said twice is
+emphasis ("go up go up lift off") and reads as no run.
+
 The rule adds the run's tools the policy left out, each with the best score the policy gave
 that tool (or its smallest chosen score), in the clause that holds its keyword; it never drops
 a tool, never adds a critical one (``arm``, ``kill``, ``drop it`` stay the policy's call), and
@@ -38,13 +44,20 @@ _SEPARATORS = frozenset({',', ';', 'and', 'then', 'n', '&', '+', '/', '->', '>',
 _ITEM_WORDS = frozenset({'status', 'check', 'reading', 'readings', 'level', 'levels', 'data',
                          'info', 'now', 'pls', 'please', '?', '!', '.'})
 _NUMBER_OR_UNIT = re.compile(
-    r'^(?:-?\d+(?:\.\d+)?(?:m|ft|s|sec|secs|%|km/h|kmh|mph|kts|kt|deg|°)?|m|ft|meters|metres|'
-    r'feet|s|sec|secs|seconds|%|km/h|mph|kts|knots|deg|degrees|percent|min|mins|minutes)$')
+    r'^(?:-?\d+(?:\.\d+)?(?:m|ft|s|sec|secs|%|km/h|kmh|kph|mph|kts|kt|m/s|mps|deg|°)?|m|ft|'
+    r'meters|metres|feet|s|sec|secs|seconds|%|km/h|kmh|kph|m/s|mps|mph|kts|kt|knots|deg|'
+    r'degrees|percent|min|mins|minutes)$')
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9_./%°'-]*[a-z0-9%°/]|[a-z0-9]|->|[+&>,;?!|]")
 _STATE_TOOL = 'vehicle_state'
 # "thermal snapshot", "ir pic": a picture word joined to another camera's word is that camera's
 _PICTURE = 'rgb_camera'
 _CAMERAS = frozenset({'thermal_camera', 'multispectral_camera', 'lidar_scanner'})
+# an order that names where it goes: its place follows ("fly to the barn", "orbit tower_07")
+_DESTINATIONS = frozenset({'goto_waypoint', 'orbit_point'})
+_ORDER_VERBS = frozenset({'fly', 'go', 'head', 'climb', 'descend', 'take', 'start', 'stop',
+                          'return', 'come', 'move', 'navigate', 'proceed', 'drop', 'lift', 'get',
+                          'set', 'turn', 'face', 'point', 'land', 'touch', 'spin'})
+_DETERMINERS = frozenset({'the', 'a', 'an', 'that', 'this', 'our', 'my'})
 # what the readings are of, after a list of readings only: "lidar and rgb of the orchard"
 _OF_PLACE = re.compile(
     r'\s+(?:of|over|on|at)\s+(?:the|this|that|our|my)\s+[a-z]+(?:\s+[a-z]+)?\s*[?!.]*\s*$')
@@ -89,6 +102,16 @@ class KeywordRuns:
             if token in _SEPARATORS:
                 i, joined = i + 1, 0
                 continue
+            if joined and last in _DESTINATIONS:  # "fly to the barn", "orbit tower_07"
+                i += 1 if token in _DETERMINERS else 0
+                if i < len(tokens) and tokens[i] not in _SEPARATORS:
+                    i += 1  # the place's first word, whatever it is ("fly to the pad")
+                    if i < len(tokens) and not self._keyword_at(tokens, i) \
+                            and tokens[i] not in _SEPARATORS | _ITEM_WORDS \
+                            and not _NUMBER_OR_UNIT.match(tokens[i]):
+                        i += 1  # and a second ("the old barn", "north gate")
+                joined = 0
+                continue
             if token in _ITEM_WORDS:
                 i += 1
                 continue
@@ -97,17 +120,28 @@ class KeywordRuns:
                     return ()
                 i += 1
                 continue
-            size = next((n for n in range(min(self._longest, len(tokens) - i), 0, -1)
-                         if tuple(tokens[i:i + n]) in self._tool_of), 0)
-            if not size or (joined and (joined > 1 or size > 1)):
+            size = self._keyword_at(tokens, i)
+            if not size:
                 return ()
             keyword = tuple(tokens[i:i + size])
             tool = self._tool_of[keyword]
+            # two orders side by side: "takeoff fly to the barn" (a verb leads the second)
+            orders = (last not in self._sensor and tool not in self._sensor
+                      and (size == 1 or keyword[0] in _ORDER_VERBS))
+            if joined and (joined > 1 or size > 1) and not orders:
+                return ()
             if not (joined and tool == _PICTURE and last in _CAMERAS):
                 last = tool
                 found.append((' '.join(keyword), tool))
             i, joined = i + size, size
+        if len({k for k, _ in found}) < len(found):
+            return ()  # a word said twice is emphasis ("go up go up lift off"), not a list
         return tuple(found) if len({t for _, t in found}) >= 2 else ()
+
+    def _keyword_at(self, tokens: list[str], i: int) -> int:
+        """How many tokens from ``i`` the longest keyword there spans (0: none)."""
+        return next((n for n in range(min(self._longest, len(tokens) - i), 0, -1)
+                     if tuple(tokens[i:i + n]) in self._tool_of), 0)
 
     def add(self, decision: Decision, text: str) -> tuple[Decision, RunRead | None]:
         """``decision`` with the run's tools it lacks (never a critical one)."""
