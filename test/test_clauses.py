@@ -47,7 +47,9 @@ def test_full_prompt_first_then_clauses():
         ('could you land', ['land']),
         # an order passed on to the vehicle, a voice assistant woken first
         ('Alexa, tell the drone to land', ['land']),
-        ('get it to climb to 40 m', ['climb to 40 m']),
+        ('ask it to climb to 40 m', ['climb to 40 m']),
+        ('order the drone to the gate', ['order the drone to the gate']),  # a place follows
+        ('get it to the top of the hill', ['get it to the top of the hill']),
         ('make the drone fly a square', ['fly a square']),
         ('tell the crowd to move back', ['tell the crowd to move back']),  # not the vehicle
         # "+" between words joins two orders; a signed number stays
