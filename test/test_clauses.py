@@ -47,7 +47,9 @@ def test_full_prompt_first_then_clauses():
         ('could you land', ['land']),
         # an order passed on to the vehicle, a voice assistant woken first
         ('Alexa, tell the drone to land', ['land']),
-        ('get it to climb to 40 m', ['climb to 40 m']),
+        ('ask it to climb to 40 m', ['climb to 40 m']),
+        ('order the drone to the gate', ['order the drone to the gate']),  # a place follows
+        ('get it to the top of the hill', ['get it to the top of the hill']),
         ('make the drone fly a square', ['fly a square']),
         ('tell the crowd to move back', ['tell the crowd to move back']),  # not the vehicle
         # "+" between words joins two orders; a signed number stays
@@ -234,3 +236,25 @@ def test_a_line_of_tello_commands_is_one_clause_each(text, expected):
 def test_bullets_cut_clauses():
     assert [c.text for c in split_clauses('• takeoff • follow the runner • stream live')] == [
         'takeoff', 'follow the runner', 'stream live']
+
+
+@pytest.mark.parametrize('text, gated, condition', [
+    # "if not" / "if so" / "if yes" before an order, with or without its comma: the order waits
+    # on the answer (the executor refuses it with its reason), the question is not gated
+    ('are we recording? if not start the video', 'start the video', 'if not'),
+    ('are we recording? if not, start the video', 'start the video', 'if not'),
+    ('is the light on? if so turn it off', 'turn it off', 'if so'),
+    ('ESC temp high on motor 3? If so, RTL.', 'RTL', 'if so'),
+    ('are we armed? if yes take off', 'take off', 'if yes'),
+])
+def test_an_order_on_the_answer_to_a_question(text, gated, condition):
+    clauses = split_clauses(text)
+    assert clauses[0].role == 'action' and clauses[0].condition == ''
+    order = next(c for c in clauses if c.text == gated)
+    assert order.role == 'action' and order.condition.lower() == condition
+
+
+def test_if_so_after_a_condition_is_that_condition():
+    clauses = split_clauses("see if anyone's there and, if so, play a message")
+    message = next(c for c in clauses if c.text.startswith('play'))
+    assert message.condition == "if anyone's there"

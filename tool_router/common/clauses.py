@@ -213,13 +213,16 @@ _MARKER = re.compile(rf'\b({_alternation(CONDITION_MARKERS + TEMPORAL_MARKERS)})
                      re.IGNORECASE)
 _VEHICLE = (r'(?:(?:the|my|our|this|that)\s+)?'
             r'(?:drone|uav|quad|quadcopter|copter|aircraft|bird|vehicle)')
+_NOT_A_PLACE = (r'(?!(?:the|a|an|my|our|your|that|this|those|these|its|his|her|their|some|any|'
+                r'home|base)\b|\d)')
 _LEADING_FILLER = re.compile(
     r'^(?:please|pls|plz|ok|okay|so|now|just|hey|drone|can you|could you|'
     r'would you|why don\'t you|why dont you|i want you to|i need you to|go ahead and|'
     # a voice assistant woken first ("Alexa, tell the drone to land"), and an order passed on to
-    # the vehicle ("tell the drone to land", "get it to climb", "make the drone fly a square")
+    # the vehicle ("tell the drone to land", "get it to climb", "make the drone fly a square";
+    # not "get it to the barn" nor "send the drone to the gate": a place follows)
     r'alexa|siri|hey siri|ok google|hey google|cortana|'
-    rf'(?:tell|ask|get|order|instruct|command)\s+(?:{_VEHICLE}|it)\s+to|'
+    rf'(?:tell|ask|get|order|instruct|command)\s+(?:{_VEHICLE}|it)\s+to(?=\s+{_NOT_A_PLACE})|'
     rf'(?:have|make|let)\s+{_VEHICLE})\b[\s,]*',
     re.IGNORECASE,
 )
@@ -546,6 +549,10 @@ def _cut(part: str) -> list[tuple[str, str, bool]]:
     return final
 
 
+# "if not", "if so": a condition on the answer to the question before it, one word long
+_ANSWERS = frozenset({'not', 'so', 'yes', 'no'})
+
+
 def _split_glued_action(marker: str, piece: str, condition: bool) -> list[tuple[str, str, bool]]:
     """Cut a condition piece before an imperative verb that follows it without punctuation.
 
@@ -557,13 +564,14 @@ def _split_glued_action(marker: str, piece: str, condition: bool) -> list[tuple[
     tokens = piece.split()
     for k in range(1, len(tokens)):
         word = tokens[k].lower().strip('"\'')
-        if word not in _ACTIONS or tokens[k - 1].lower() in _SUBJECTS:
+        answer = k == 1 and tokens[0].lower() in _ANSWERS  # "if not start the video"
+        if word not in _ACTIONS or (tokens[k - 1].lower() in _SUBJECTS and not answer):
             continue
         if _COMPARED.match(' '.join(tokens[k + 1:])):
             continue
         if word in _NEEDS_OBJECT and k == len(tokens) - 1:
             continue  # "should the link drop": the condition's verb, not an order
-        if k == 1 and not watchable(tokens[0]):
+        if k == 1 and not watchable(tokens[0]) and not answer:
             continue
         return [(marker, ' '.join(tokens[:k]), True), ('', ' '.join(tokens[k:]), False)]
     return [(marker, piece, condition)]
@@ -580,7 +588,12 @@ def split_clauses(text: str) -> list[Clause]:
     pieces = [(p, n) for m, t, n, c in _pieces(text) for p in _split_glued_action(m, t, c)]
     pieces = _unconditional_should(pieces)
     for (marker, piece, condition), chunk in pieces:
-        body = _strip_filler(piece)
+        # "if so": a condition on the question's answer, never a filler "so" stripped to nothing;
+        # after a condition ("see if anyone's there and, if so, ...") it is that condition's
+        answer = condition and piece.strip().lower() in _ANSWERS
+        if answer and clauses and clauses[-1].role == 'condition':
+            continue
+        body = piece.strip() if answer else _strip_filler(piece)
         if not body or not re.search(r'[A-Za-z0-9]', body) or _BARE_STEP.match(body):
             continue
         if marker in ('while', 'before') and watchable(body):
@@ -609,6 +622,7 @@ def split_clauses(text: str) -> list[Clause]:
                 and clauses[-1].role == 'action'
                 and not clauses[-1].condition
                 and marker != 'for'
+                and body.lower() not in _ANSWERS  # "is it on? if so, ...": the question is not
                 and (marker not in ('until', 'till') or watchable(body))
             ):
                 clauses[-1] = replace(clauses[-1], condition=pending_condition)

@@ -767,8 +767,9 @@ def _named_by_an_order(tool: str, moods: Sequence[ClauseMood], catalog: Catalog,
         k.lower() for k in spec.keywords}
     for k, cm in enumerate(moods):
         said = _words(cm.written)
-        # "are we recording? if not start the video": the splitter reads "if not" without its
-        # comma as a condition, "not start the video"; what follows "not" / "so" is the order
+        # "if not play the alarm": the splitter cuts "if not" before the verbs of ACTION_VERBS only
+        # ("if not start the video"); after another verb the condition is "not play the alarm",
+        # and what follows "not" / "so" is the order
         unsaid = re.match(r"(?:not|so)\s+(\w+)\b", said)
         if cm.clause.role == 'condition' and cm.clause.marker.lower() == 'if' and unsaid \
                 and unsaid.group(1) in _ORDER_VERBS:
