@@ -499,7 +499,7 @@ def test_the_shipped_router_on_the_dev_question_file(router, name, every):
     ``dev_spoken_questions.jsonl``: a tenth writer (2026-12-06, stop 43): radio chatter, question
     tags, remarks beside a question ("it's headed back isn't it", "tower, confirm ...?").
     ``dev_register_questions.jsonl``: an eleventh (stop 43): surprise, why, the past, fragments.
-    The orders of ``KNOWN_SILENT`` (lcr's misses on the fourteenth model) are named, unchecked."""
+    The orders of ``KNOWN_SILENT`` (lcr's misses on the shipped model) are named, unchecked."""
     rows = [json.loads(line) for line in
             (ROOT / 'benchmarks/data/questions' / name).read_text().splitlines()]
     actuators = {t.name for t in router.catalog if t.kind is Kind.ACTUATOR}
@@ -514,15 +514,11 @@ def test_the_shipped_router_on_the_dev_question_file(router, name, every):
     assert not acting and not silent
 
 
-# Dev orders the fourteenth refit's lcr leaves without their actuator (stop 44; HISTORY.md «Issue
-# 27: the fourteenth refit ...»): the tool scores under lcr's threshold, or "if not start ..."
-# is split as one negated condition (a splitter change that would alter the segmentation the
-# encoder was fine-tuned on). No rule drops them; a state question that acts is never listed.
-KNOWN_SILENT = frozenset({
-    'did the package drop? and please climb to 40 metres',
-    'are we recording? if not start the video',
-    'how about you come home now',
-})
+# Dev orders the shipped lcr leaves without their actuator (none on the fifteenth refit, stop
+# 45: the three the fourteenth left silent, "did the package drop? and please climb to 40
+# metres", "are we recording? if not start the video" and "how about you come home now", act;
+# HISTORY.md). No rule drops them; a state question that acts is never listed.
+KNOWN_SILENT: frozenset[str] = frozenset()
 
 
 @pytest.mark.parametrize('text', ['target altitude', 'current speed setting', 'winch position',
@@ -571,3 +567,17 @@ def test_getters_that_move_and_plain_orders_stay_orders(text):
 ])
 def test_a_question_goes_on_through_modes_expectations_and_participles(text, kinds):
     assert [m.mood.kind for m in clause_moods(text)] == kinds
+
+
+@pytest.mark.parametrize('text', [
+    "any idea if it's heading back yet",       # "any idea" before its "if": an indirect question
+    "you've landed, haven't you",              # a negative tag asks without its "?"
+    "just checking it actually landed",        # checking that a subject did something
+])
+def test_more_questions_without_a_question_mark(text):
+    assert clause_moods(text)[0].mood.kind == QUESTION
+
+
+@pytest.mark.parametrize('text', ["take off, won't you", 'checking the battery then land'])
+def test_an_order_with_a_tag_or_a_check_still_orders(text):
+    assert clause_moods(text)[0].mood.kind != QUESTION

@@ -176,12 +176,19 @@ _INDIRECT = re.compile(
     r"(?:the\s+|my\s+|our\s+)?[a-z]+\s+(?:wants|needs|would\s+like|asks|is\s+asking)\s+"
     r"(?:to\s+know\s+)?(?:if|whether|what|how|where|when)\b)"
 )
+# "just checking it actually landed": checking that a subject did something (the filler strip
+# would leave "it actually landed", a statement)
+_CHECKING = re.compile(
+    r"^(?:i'm\s+|im\s+|i\s+am\s+|just\s+)?checking\s+(?:that\s+)?(?:it|we|you|they|she|he|"
+    r"the\s+[\w-]+)\s+(?:actually\s+|really\s+|has\s+|have\s+|is\s+|are\s+|did\s+)?"
+    r"[a-z]+(?:ed|en|ing)\b")
 # A bare verb of information whose object is the condition clause after it ("check if the winch
 # is up", "let me know whether we're recording"): the two together are one indirect question.
 _BARE_INFO = re.compile(
     rf"^(?:(?:please\s+)?(?:{_MODAL}\s+(?:you|u|ya)\s+(?:please\s+)?)?"
     rf"(?:tell\s+me|let\s+me\s+know|lemme\s+know|check|confirm|verify|see|find\s+out|"
     rf"double[- ]?check|report|i\s+wonder|i'm\s+wondering|wondering|do\s+you\s+know|"
+    rf"any\s+idea|"
     rf"(?:i'm\s+|im\s+|i\s+am\s+|just\s+)?checking|"
     rf"{_UNSURE}|(?:the\s+|my\s+|our\s+)?[a-z]+\s+(?:asks|is\s+asking|wants\s+to\s+know|"
     rf"needs\s+to\s+know)))$"
@@ -225,6 +232,7 @@ _TAG = re.compile(r"^(?:right|yes|yeah|yep|correct|no|true|innit|"
 # landed haven't you" (a negative tag), "it's on the ground now right" (after a statement that
 # opens with its subject and verb: :data:`_SUBJECT_VERB`)
 _CLOSING_TAG = re.compile(rf"\s(?:{_TAG_NEGATIVE}\s+{_TAG_SUBJECT}|right|correct|yeah|innit)$")
+_NEGATIVE_TAG = re.compile(rf"^{_TAG_NEGATIVE}\s+{_TAG_SUBJECT}$")
 _NEGATION_FIRST = re.compile(r"^(?:don't|dont|do\s+not|not|never|no)\b")
 # A status asked for as a noun phrase: "winch status", "rth status", "mapping progress"; no order
 # of the catalog ends in these words.
@@ -390,7 +398,7 @@ def clause_mood(text: str, asked: bool = False, initial: bool = True) -> Mood:
         return Mood(OTHER)
     if _POLITE.match(t):
         return Mood(ORDER, 'a polite order')
-    if _INDIRECT.match(t):
+    if _INDIRECT.match(t) or _CHECKING.match(_words(text)):
         return Mood(QUESTION, 'an indirect question')
     m = re.match(rf"^(?:please\s+)?{_MODAL}\s+(?:you|u|ya|ye)\s+(?:please\s+|kindly\s+|just\s+|"
                  rf"quickly\s+|maybe\s+|possibly\s+|now\s+)*(?P<verb>{_INFO})\b", t)
@@ -661,8 +669,9 @@ def clause_moods(text: str, clauses: Sequence[Clause] | None = None) -> list[Cla
                 said = f"a state asked with '{words[-1]}'"
                 out[-1] = replace(out[-1], mood=Mood(QUESTION, said))
                 mood = Mood(QUESTION, said)
-            elif asked and out and out[-1].mood.kind == OTHER and out[-1].clause.role == 'action' \
-                    and _TAG.match(tag := _words(written)):
+            elif out and out[-1].mood.kind == OTHER and out[-1].clause.role == 'action' \
+                    and _TAG.match(tag := _words(written)) \
+                    and (asked or bool(_NEGATIVE_TAG.match(tag))):  # "haven't you" asks unmarked
                 prior = _strip(out[-1].written)
                 head = _WORD.findall(prior)
                 if head and head[0] not in _ORDER_VERBS and not _NEGATION_FIRST.match(prior) \
