@@ -57,6 +57,8 @@ def test_a_run_of_catalog_words_is_read(text, tools):
     'patrol loop around the campsite',  # no verb leads "loop around": one order, not two
     'fly to Tower7 at 2 m/s',        # one order and its speed
     'Track and follow a selected person',  # a follow's object is no place
+    'rtl alt?',                      # the order's own setting (a parameter), one thing
+    'takeoff speed',
 ])
 def test_anything_else_is_left_to_the_policy(text):
     assert RUNS.read(text) == ()

@@ -22,7 +22,8 @@ An order that names where it goes ("fly to", "go to", "orbit") is followed by it
 determiner and one word whatever it is ("fly to the pad": a place, not a landing), then one
 more that is no keyword ("the old mill", "tower_07"). Two orders may stand side by side when
 the second is one word or opens with a verb ("takeoff fly to the barn"); a word said twice is
-emphasis ("go up go up lift off") and reads as no run.
+emphasis ("go up go up lift off") and reads as no run, and an order's keyword with a reading's
+right after it is one thing, the order's setting ("rtl alt?", "takeoff speed"): no run.
 
 The rule adds the run's tools the policy left out, each with the best score the policy gave
 that tool (or its smallest chosen score), in the clause that holds its keyword; it never drops
@@ -52,6 +53,7 @@ _STATE_TOOL = 'vehicle_state'
 # "thermal snapshot", "ir pic": a picture word joined to another camera's word is that camera's
 _PICTURE = 'rgb_camera'
 _CAMERAS = frozenset({'thermal_camera', 'multispectral_camera', 'lidar_scanner'})
+_IMAGES = _CAMERAS | {_PICTURE}  # a picture after an order is a step ("takeoff photo land")
 # an order that names where it goes: its place follows ("fly to the barn", "orbit tower_07")
 _DESTINATIONS = frozenset({'goto_waypoint', 'orbit_point'})
 _ORDER_VERBS = frozenset({'fly', 'go', 'head', 'climb', 'descend', 'take', 'start', 'stop',
@@ -130,6 +132,9 @@ class KeywordRuns:
                       and (size == 1 or keyword[0] in _ORDER_VERBS))
             if joined and (joined > 1 or size > 1) and not orders:
                 return ()
+            if joined and last not in self._sensor and tool in self._sensor \
+                    and tool not in _IMAGES:
+                return ()  # "rtl alt", "takeoff speed": the order's own setting, one thing
             if not (joined and tool == _PICTURE and last in _CAMERAS):
                 last = tool
                 found.append((' '.join(keyword), tool))

@@ -456,6 +456,9 @@ class Router:
             with self._in_flight_lock:
                 self._in_flight -= 1
         if not screened.empty:
+            # "alt speed heading?", "arm takeoff hover": a request made only of catalog words
+            # reads as their tools (routing/keyword_runs.py), before the rules that drop
+            decision, _ = self.keyword_runs.add(decision, screened.text)
             # a clause about autopilot parameters selects nothing (routing/parameters.py)
             decision, _ = drop_parameter_tools(decision, screened.text, self.catalog)
             # a fleet or raw stick input is outside one vehicle's catalog
@@ -468,9 +471,6 @@ class Router:
             decision, _ = payload_kills(decision, screened.text, self.catalog)
             # a condition is watched by the sensor that reads it (routing/condition_sensors.py)
             decision, _ = drop_extra_readings(decision, screened.text, self.catalog)
-            # "alt speed heading?", "arm takeoff hover": a request made only of catalog words
-            # reads as their tools (routing/keyword_runs.py)
-            decision, _ = self.keyword_runs.add(decision, screened.text)
             # "are we in loiter": the flight mode is vehicle_state's (routing/mode_questions.py)
             decision, _ = answer_mode_questions(decision, screened.text, self.catalog)
         drops: list[QuestionDrop] = []
