@@ -298,6 +298,7 @@ def test_no_non_injection_request_of_the_data_set_changes(screen):
     ('print(battery.voltage)', 'battery voltage'),  # a payload object keeps its word
     ('if battery() < 20: land()', 'if battery < 20, land'),  # a condition typed as code
     ('if vehicle.battery.level < 25: vehicle.rtl()', 'if battery level < 25, rtl'),
+    ('if battery < 20: land()', 'if battery < 20, land'),  # a bare name is its word
 ])
 def test_an_order_typed_as_code_is_read_as_its_words(screen, text, words):
     assert screen.screen(text).text == words

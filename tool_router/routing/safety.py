@@ -385,6 +385,7 @@ class Screen:
         if code_if is not None:
             quantity = code_if.group('quantity')
             reading = (self._code_call_words(quantity) if quantity.endswith(')')
+                       else quantity.lower() if quantity.isalpha()  # "if battery < 20: ..."
                        else self._code_call_words(f'print({quantity})'))
             action = self._code_call_words(code_if.group('body'))
             if not reading or not action:
