@@ -247,6 +247,11 @@ DEV_CHANGED = {
     'pubw6_125': '',  # code the screen does not read as words
     'pubw6_175': 'goto WP3',
     'pubw6_238': 'takeoff 10. goto WP3. photo',
+    'pubw7_051': 'take off alt 12',
+    'pubw7_052': 'yaw to heading 270',
+    'pubw7_054': 'goto lat 51.501 lon -0.142',
+    'pubw7_243': 'mavlink: arm the motors then take off 10 then start the mission',
+    'pubw7_300': '',  # out of scope either way
 }
 
 
