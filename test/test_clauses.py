@@ -258,3 +258,36 @@ def test_if_so_after_a_condition_is_that_condition():
     clauses = split_clauses("see if anyone's there and, if so, play a message")
     message = next(c for c in clauses if c.text.startswith('play'))
     assert message.condition == "if anyone's there"
+
+
+@pytest.mark.parametrize('text, expected', [
+    # orders typed one after another with nothing between them: a clause each
+    ('takeoff climb 30 m rotate 90 photo', ['takeoff', 'climb 30 m', 'rotate 90', 'photo']),
+    ('go to gate 4 hover 20 s rtl', ['go to gate 4', 'hover 20 s', 'rtl']),
+    ('down 5 m right 3 m snap pic', ['down 5 m', 'right 3 m', 'snap pic']),
+    ('follow the van n record', ['follow the van', 'record']),
+    ('start rec fly to the pier', ['start rec', 'fly to the pier']),
+    ('land on the pad disarm', ['land on the pad', 'disarm']),
+    ('circle the mast keep 6 m/s', ['circle the mast', 'keep 6 m/s']),
+    # one order with its own words: no cut
+    ('fly to the bus stop', ['fly to the bus stop']),
+    ('survey the farm land', ['survey the farm land']),
+    ('tilt the camera down 30 degrees', ['tilt the camera down 30 degrees']),
+    ('fly 3 m forward', ['fly 3 m forward']),
+    ('raise the max tilt param to 25', ['raise the max tilt param to 25']),
+    ('record the whole orbit', ['record the whole orbit']),
+    ('take a photo of the land', ['take a photo of the land']),
+    ('takeoff alt 12', ['takeoff alt 12']),
+    ('go fly over the dam', ['go fly over the dam']),
+    # an order said twice is emphasis, one clause
+    ('GO HOME GO HOME', ['GO HOME GO HOME']),
+    ('photo photo photo', ['photo photo photo']),
+])
+def test_a_run_of_orders_without_punctuation_is_cut_before_each(text, expected):
+    assert [c.text for c in split_clauses(text)] == expected
+
+
+def test_a_run_inside_a_condition_is_left_to_the_condition():
+    clauses = split_clauses('if the wind tops 12 m/s hover rtl')
+    assert clauses[0].role == 'condition'
+    assert all(c.condition for c in clauses if c.role == 'action')

@@ -495,9 +495,8 @@ def _pieces(text: str) -> list[tuple[str, str, int, bool]]:
     delays = [m.group('d').lower() for m in _FOR_THEN.finditer(text)]
     for n, chunk in enumerate(_PUNCT.split(text)):
         for part in _SEPARATOR.split(chunk):
-            part = part.strip()
-            if part:
-                pieces += [(m, t, n, c) for m, t, c in _cut(part)]
+            for run in _run_on(part.strip()) if part.strip() else []:
+                pieces += [(m, t, n, c) for m, t, c in _cut(run)]
     out: list[tuple[str, str, int, bool]] = []
     for k, piece in enumerate(pieces):
         out.append(piece)
@@ -547,6 +546,92 @@ def _cut(part: str) -> list[tuple[str, str, bool]]:
                 continue
         final.append((marker, text, condition))
     return final
+
+
+# -- runs of orders typed without punctuation ("tilt cam down start rec fly fwd 10m") ---------
+# Operators chain orders with nothing between them; one clause holding three orders is scored as
+# one, and lcr keeps two of its tools at most. A run is cut before each order that opens after a
+# finished one. Verbs that are seldom nouns open an order after any word but a function word;
+# verbs that are often nouns ("land", "map", "scan", "photo") only after a number or unit, a
+# direction, a place's id ("pad B", "wp3"), or an order complete in one word ("hover land").
+_RUN_VERBS = frozenset("""takeoff take fly go climb descend ascend disarm hover rtl rth rtb
+follow yaw rotate start stop keep snap come move proceed navigate zoom pan""".split())
+_RUN_NOUN_VERBS = frozenset("""land map scan photo pic picture record rec stream survey search
+count sample drop release return lower raise turn head circle hold grab film shoot spotlight
+orbit arm tilt""".split())
+_RUN_ONE_WORD = frozenset('takeoff hover land disarm arm rtl rth rtb photo pic'.split())
+_RUN_DIRECTIONS = frozenset("""up down left right fwd forward back backward backwards north south
+east west home off it them there here now""".split())
+_RUN_MOVES = frozenset('up down left right fwd forward back'.split())  # "up 20m": with a number
+_RUN_SETTINGS = frozenset('speed alt altitude height heading'.split())  # "speed 4 ms climb 15"
+_RUN_NUMBER = re.compile(r'^[-+]?\d[\d.,]*[a-z%°/]*$|^(?:m|ft|s|sec|secs|seconds|meters|metres|'
+                         r'feet|mph|kph|km/h|kmh|m/s|ms|mps|kts|knots|deg|degrees|%|percent|cm|'
+                         r'radius)$')
+_RUN_UNIT = re.compile(r'^[-+]?\d[\d.,]*\s?(?:m|ft|cm|meters|metres|feet)\b')  # "left 10 ft"
+_RUN_ID = re.compile(r'^(?:[b-hj-z]|[a-z]{1,4}\d+)$')  # "pad B", "WP5" (not "a", "i")
+_RUN_WHERE = frozenset('on at there now'.split())  # "land on dock": a landing after any noun
+# the orders that may end a run ("... drop package rtl"); any other last word is a noun
+_RUN_LAST = _RUN_ONE_WORD | frozenset(
+    'follow stream record rec release descend climb return'.split())
+
+
+def _run_on(part: str) -> list[str]:
+    """``part`` cut before each order of an unpunctuated run, or ``[part]``."""
+    words = part.split()
+    lowered = [w.lower().strip('"\'') for w in words]
+    if len(words) < 3 or not _opens_order(lowered, 0) or _spans(part) \
+            or _head(_strip_filler(part)):
+        return [part]
+    cuts: list[int] = []
+    for k in range(1, len(words)):
+        if lowered[k] == 'n' and k + 1 < len(words):  # "keep the camera on it n stream"
+            cuts.append(k)
+            continue
+        before, word = lowered[k - 1], lowered[k]
+        if before == 'n' or not _opens_order(lowered, k):
+            continue
+        if k == len(words) - 1 and word not in _RUN_LAST:
+            continue  # "fly to the bus stop": a last word is a noun unless an order alone
+        if (k == 1 or k - 1 in cuts) and before not in _RUN_ONE_WORD:
+            continue  # "start rec", "go fly", "take off": the order's own words
+        finished = (_RUN_NUMBER.match(before) is not None or before in _RUN_DIRECTIONS
+                    or before in _RUN_ONE_WORD or _RUN_ID.match(before) is not None)
+        if word in _RUN_MOVES and not (before in _RUN_ONE_WORD or (
+                _RUN_NUMBER.match(before) and _RUN_UNIT.search(' '.join(lowered[k + 1:k + 3])))):
+            continue  # "tilt the camera down 45", "fly 2 m forward": the order's direction
+        if word in _RUN_NOUN_VERBS and not finished \
+                and not (word == 'land' and k + 1 < len(words) and lowered[k + 1] in _RUN_WHERE):
+            continue
+        if before in _SUBJECTS and not finished:
+            continue  # "to fly", "we land"
+        if word in ('alt', 'altitude', 'height') and before in ('takeoff', 'off'):
+            continue  # "takeoff alt 15": the takeoff's own height (ANNOTATION.md)
+        cuts.append(k)
+    opened = [lowered[k] for k in [0] + cuts]
+    if not cuts or len(set(opened)) < len(opened):
+        return [part]  # none, or an order said twice: emphasis ("COME BACK COME BACK"), one
+    pieces, start = [], 0
+    for k in cuts + [len(words)]:
+        piece = [w for w, low in zip(words[start:k], lowered[start:k]) if low != 'n']
+        if piece:
+            pieces.append(' '.join(piece))
+        start = k
+    return pieces
+
+
+def _opens_order(words: list[str], k: int) -> bool:
+    """Whether ``words[k]`` opens an order ("face" only before where it faces)."""
+    word, after = words[k], words[k + 1] if k + 1 < len(words) else ''
+    if word == 'take':
+        return after in ('off', 'a', 'an', 'photo', 'photos', 'pic', 'pics', 'picture', 'video',
+                         'shot', 'shots', 'snapshot', 'snap', 'sample', 'samples')
+    if word == 'face':
+        return after in _RUN_DIRECTIONS or after in ('the', 'towards', 'toward') \
+            or _RUN_NUMBER.match(after) is not None
+    if word in _RUN_MOVES or word in _RUN_SETTINGS:
+        return k + 1 < len(words) and _RUN_NUMBER.match(after) is not None and after not in (
+            'm', 'ft', 's') and bool(re.match(r'[-+]?\d', after))
+    return word in _RUN_VERBS or word in _RUN_NOUN_VERBS
 
 
 # "if not", "if so": a condition on the answer to the question before it, one word long
