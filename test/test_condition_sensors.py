@@ -5,7 +5,7 @@ import pytest
 
 from tool_router.common.catalog import load_catalog
 from tool_router.common.paths import config_path
-from tool_router.routing.condition_sensors import drop_extra_readings
+from tool_router.routing.condition_sensors import drop_condition_orders, drop_extra_readings
 from tool_router.routing.policies.base import Decision
 
 CATALOG = load_catalog(config_path('catalog.yaml'))
@@ -49,4 +49,38 @@ def test_the_conditions_other_readings_are_dropped(text, index, kept, dropped):
 def test_anything_else_is_unchanged(text, index):
     before = _decision(index)
     d, fact = drop_extra_readings(before, text, CATALOG)
+    assert fact is None and d.tools == before.tools
+
+
+@pytest.mark.parametrize('text, index, dropped', [
+    # the condition's clause chose the order that would set what it watches
+    ('when it touches down, stop filming and disarm',
+     {'vehicle_state': 0, 'land': 0, 'video_recorder': 1, 'disarm_motors': 2}, ('land',)),
+    ('start the spotlight once above 40 m',
+     {'spotlight': 0, 'altitude_sensor': 1, 'set_altitude': 1}, ('set_altitude',)),
+    ('come home as soon as the survey is complete',
+     {'return_to_home': 0, 'vehicle_state': 1, 'execute_mission': 1}, ('execute_mission',)),
+])
+def test_a_condition_is_watched_not_ordered(text, index, dropped):
+    d, fact = drop_condition_orders(_decision(index), text, CATALOG)
+    assert fact is not None and fact.dropped == dropped
+    assert set(d.tools) == set(index) - set(dropped)
+
+
+@pytest.mark.parametrize('text, index', [
+    # an action clause orders it in its own words: lcr's clause is not the order's
+    ('if it gets higher than 30 m bring it back down to 20',
+     {'altitude_sensor': 0, 'set_altitude': 0}),
+    ('run the orchard survey and come home when the survey is done',
+     {'execute_mission': 1, 'return_to_home': 1, 'vehicle_state': 1}),
+    # an actuator that sets nothing the condition reads stays
+    ('once it is in the air play the greeting', {'vehicle_state': 0, 'speaker_broadcast': 0}),
+    # the whole request read as a condition: its order is in it
+    ('cap speed at 10 knots', {'set_speed': 0, 'velocity_estimate': 0}),
+    # the condition's sensor was not chosen: nothing is dropped
+    ('when it touches down, disarm', {'land': 0, 'disarm_motors': 1}),
+])
+def test_orders_in_their_own_words_stay(text, index):
+    before = _decision(index)
+    d, fact = drop_condition_orders(before, text, CATALOG)
     assert fact is None and d.tools == before.tools

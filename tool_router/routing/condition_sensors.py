@@ -11,9 +11,21 @@ that was chosen from that clause, the other non-imaging sensors chosen from that
 are dropped. A camera stays (an image can be how a detection is made: "if there's a fox in the
 scrub, it's dark" keeps ``thermal_camera``); a condition the grammar refuses, or whose sensor
 the policy did not choose there, changes nothing. docs/CONVENTIONS.md, "A condition's sensor".
+
+A condition is watched, never ordered: "when the drone lands, disarm" got ``land`` and "take off
+and start streaming once above 100 ft" ``set_altitude``, each chosen from the condition's clause
+alone (pubw6). When the grammar reads the clause as a predicate on the field an actuator sets
+(the ground for ``land`` and ``takeoff``, the altitude for ``set_altitude``, the speed for
+``set_speed``, the mission for ``execute_mission``), that actuator, chosen from the clause alone,
+is dropped (:func:`drop_condition_orders`), unless an action clause orders it in its own words:
+"if it gets higher than 2 m bring it back down to 1" keeps ``set_altitude`` (lcr gave it to
+the condition, the order is the action's), "run the patrol, come home when the patrol is done"
+keeps ``execute_mission``. Other actuators are left alone: a clause the splitter could not cut
+("if gusts go over 15 knots put it down") holds its order.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from tool_router.common.catalog import Catalog, Kind
@@ -54,4 +66,57 @@ def drop_extra_readings(decision: Decision, text: str, catalog: Catalog
     for fact in found:
         decision = decision.without(set(fact.dropped), f'{", ".join(fact.dropped)} dropped: the '
                                     f'condition "{fact.clause}" is read by {fact.sensor}')
+    return decision, (found[0] if found else None)
+
+
+# (the field a predicate reads, the actuator that sets it) -> the words an action orders it by
+_SETS = {
+    ('on_ground', 'land'): re.compile(r'\b(?:land|put (?:it|her) down|touch down|set (?:it )?down|'
+                                      r'come down)\b', re.IGNORECASE),
+    ('on_ground', 'takeoff'): re.compile(r'\b(?:take ?off|takeoff|launch|lift ?off|airborne)\b',
+                                         re.IGNORECASE),
+    ('altitude_m', 'set_altitude'): re.compile(
+        r'\b(?:climb|descend|altitude|alt|height|up|down|rise|ascend|lower|higher|'
+        r'\d+(?:\.\d+)?\s*(?:m|ft|meters?|metres?|feet))\b', re.IGNORECASE),
+    ('speed_mps', 'set_speed'): re.compile(r'\b(?:speed|slow|faster|knots|kts|m/s|mph|km/h|kph)\b',
+                                           re.IGNORECASE),
+    ('mission', 'execute_mission'): re.compile(r'\b(?:mission|survey|patrol|route|run|start|'
+                                               r'resume|plan)\b', re.IGNORECASE),
+}
+
+
+@dataclass(frozen=True)
+class ConditionOrders:
+    """A condition clause, the sensor that watches it, and the orders dropped from it."""
+
+    clause: str
+    sensor: str
+    dropped: tuple[str, ...]
+
+
+def drop_condition_orders(decision: Decision, text: str, catalog: Catalog
+                          ) -> tuple[Decision, ConditionOrders | None]:
+    """``decision`` without the actuators chosen only from a condition that a sensor reads."""
+    if len(decision.tools) < 2 or not decision.clause_index:
+        return decision, None
+    clauses = split_clauses(text)
+    actions = ' '.join(c.text for c in clauses if c.role == 'action')
+    if not actions:
+        return decision, None  # the whole request read as a condition: the order is in it
+    found: list[ConditionOrders] = []
+    for clause in clauses:
+        if clause.role != 'condition':
+            continue
+        mine = [t for t in decision.tools if decision.clause_index.get(t) == clause.index]
+        read = parse_condition(clause.embedded, request=text) if mine else None
+        if not isinstance(read, Predicate) or read.sensor not in decision.tools:
+            continue
+        watched = [t for t in mine if (read.field, t) in _SETS and t in catalog
+                   and catalog.get(t).kind is Kind.ACTUATOR
+                   and not _SETS[(read.field, t)].search(actions)]
+        if watched:
+            found.append(ConditionOrders(clause.text, read.sensor, tuple(watched)))
+    for fact in found:
+        decision = decision.without(set(fact.dropped), f'{", ".join(fact.dropped)} dropped: '
+                                    f'"{fact.clause}" is a condition {fact.sensor} watches')
     return decision, (found[0] if found else None)

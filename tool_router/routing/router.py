@@ -39,7 +39,7 @@ from tool_router.routing.pronoun_orders import add_pronoun_orders
 from tool_router.routing.unserved_modes import drop_unserved_modes
 from tool_router.routing.parameters import drop_parameter_tools
 from tool_router.routing.speeds import add_explicit_speeds
-from tool_router.routing.condition_sensors import drop_extra_readings
+from tool_router.routing.condition_sensors import drop_condition_orders, drop_extra_readings
 from tool_router.routing.keyword_runs import KeywordRuns
 from tool_router.routing.mode_questions import answer_mode_questions
 from tool_router.routing.payload_kills import payload_kills
@@ -471,6 +471,7 @@ class Router:
             decision, _ = payload_kills(decision, screened.text, self.catalog)
             # a condition is watched by the sensor that reads it (routing/condition_sensors.py)
             decision, _ = drop_extra_readings(decision, screened.text, self.catalog)
+            decision, _ = drop_condition_orders(decision, screened.text, self.catalog)
             # "are we in loiter": the flight mode is vehicle_state's (routing/mode_questions.py)
             decision, _ = answer_mode_questions(decision, screened.text, self.catalog)
         drops: list[QuestionDrop] = []
