@@ -291,3 +291,18 @@ def test_a_run_inside_a_condition_is_left_to_the_condition():
     clauses = split_clauses('if the wind tops 12 m/s hover rtl')
     assert clauses[0].role == 'condition'
     assert all(c.condition for c in clauses if c.role == 'action')
+
+
+@pytest.mark.parametrize('text, expected', [
+    # "but" before an order or a condition cuts, and is no word of either clause
+    ('survey the field but come back if the wind tops 9 m/s',
+     ['survey the field', 'come back', 'the wind tops 9 m/s']),
+    ("load the route but don't start it", ['load the route', "don't start it"]),
+    ('keep filming but if the link gets weak hover', ['keep filming', 'the link gets weak',
+                                                      'hover']),
+    # a story goes on after "but": no cut
+    ("it's a bit windy but the client wants the shot", ["it's a bit windy but the client wants "
+                                                        'the shot']),
+])
+def test_but_before_an_order_cuts(text, expected):
+    assert [c.text for c in split_clauses(text)] == expected

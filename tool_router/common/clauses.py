@@ -206,7 +206,11 @@ _NEXT_ADJECTIVE = ''.join(f'(?<!\\b{w} )' for w in (
 _NEXT = rf'{_NEXT_ADJECTIVE}\bnext\b(?!\s+to\b)'
 _SEPARATOR = re.compile(
     rf'\b(?:{_alternation(tuple(w for w in SEQUENCE_SEPARATORS if w != "next"))})\b|{_NEXT}|&|'
-    r'(?<=[a-z])\s+\+\s+(?=[a-z])',  # "photo + thermal of the roof" (not "x +3")
+    r'(?<=[a-z])\s+\+\s+(?=[a-z])|'  # "photo + thermal of the roof" (not "x +3")
+    # "map the quarry but come back if ...", "upload it but don't start it": "but" before an
+    # order or a condition (not "but the client's gone home": a story goes on)
+    r"\bbut\s+(?=(?:if|when|once|unless|don'?t|do\s+not|never|come|go|return|stop|keep|land|"
+    r'hold|fly|head|stay|rtl|rth|rtb|turn|make|leave|skip|avoid)\b)',
     re.IGNORECASE)
 # ("the moment of truth" is no connective: none is followed by "of")
 _MARKER = re.compile(rf'\b({_alternation(CONDITION_MARKERS + TEMPORAL_MARKERS)})\b(?!\s+of\b)',
