@@ -19,6 +19,9 @@ CATALOG = load_catalog(config_path('catalog.yaml'))
     ('at the car park', 'the car park'),
     ('we get to PanelB', 'PanelB'),
     ('it reaches Depot_4', 'Depot_4'),
+    ("you're over pad C", 'pad C'),  # a noun and the letter that names it
+    ('we get to gate b', ''),  # (a lowercase letter is no name)
+    ('it is over I', ''),
     ('you reach 50 m', ''),  # an altitude
     ('we hit waypoint 5', ''),
     ("you're over 47.401, 8.553", ''),  # coordinates: the parser reads them

@@ -51,6 +51,9 @@ PARSES = [
     ('once the mission is finished', (), 'vehicle_state', 'mission', '==', 'finished'),
     ("once it's down on the ground", (), 'vehicle_state', 'on_ground', '==', True),
     ('when it has landed', (), 'vehicle_state', 'on_ground', '==', True),
+    # the arming state the autopilot reports (HEARTBEAT; the simulator's vehicle_state)
+    ('once armed', (), 'vehicle_state', 'armed', '==', True),
+    ("if it's disarmed", (), 'vehicle_state', 'armed', '==', False),
     ('if you see a person', (), 'object_detector', 'persons', '>=', 1.0),
     ('when a car shows up', (), 'object_detector', 'vehicles', '>=', 1.0),
     ('after 30 seconds', (), CLOCK, 'elapsed_s', '>=', 30.0),

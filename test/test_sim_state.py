@@ -279,3 +279,14 @@ def test_any_arguments_either_act_within_the_limits_or_change_nothing(data, tool
     assert lim.gimbal_pitch_deg[0] <= after['gimbal_pitch_deg'] <= lim.gimbal_pitch_deg[1]
     for name in set(required) - set(args):
         raise AssertionError(f'{tool} acted without {name}')
+
+
+def test_the_arming_state_is_a_reading_a_condition_can_watch(vehicle):
+    from tool_router.common.conditions import Predicate, parse_condition
+    once_armed = parse_condition('once armed')
+    assert isinstance(once_armed, Predicate)
+    state = decode_reading(vehicle.command('vehicle_state').message)
+    assert state['armed'] is False and not once_armed.holds(state)
+    assert vehicle.command('arm_motors').ok
+    state = decode_reading(vehicle.command('vehicle_state').message)
+    assert state['armed'] is True and once_armed.holds(state)

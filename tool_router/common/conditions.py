@@ -237,6 +237,9 @@ STATES: tuple[tuple[str, str, str, Any], ...] = (
      'vehicle_state', 'on_ground', True),
     (r'\b(?:airborne|in the air|(?:has\s+)?taken off|took off|lifts? off|off the ground)',
      'vehicle_state', 'on_ground', False),
+    # "once armed take off", "when it's disarmed": the arming state the autopilot reports
+    (r"\bdisarmed\b", 'vehicle_state', 'armed', False),
+    (r"\b(?<!dis)armed\b", 'vehicle_state', 'armed', True),
     (r'\b(?:lose|lost|loses|losing|drops?|dropped)\s+(?:the\s+)?(?:rc\s+|radio\s+|data\s+|c2\s+)?'
      r'(?:link|connection|radio|signal|telemetry|comms)|(?:link|connection|radio|signal|'
      r'telemetry|comms)\s+(?:is\s+|are\s+|was\s+|were\s+|gets\s+|goes\s+|be\s+|has been\s+)?'

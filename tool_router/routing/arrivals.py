@@ -30,7 +30,9 @@ ARRIVAL = re.compile(
     r"(?:'re|are|r|is|'s|get|gets|got|reach|reaches|arrive|arrives|make\s+it)\s+"
     r"(?:(?:at|to|over|above|in|into|on)\s+)?|arrival\s+(?:at|in|over)\s+|at\s+|over\s+)"
     # "the gate", "the car park"; or a name written as one ("GateC", "Depot_4", "Building4")
-    r"(?P<place>the\s+[a-z][\w' -]{1,40}|(?-i:[A-Z][a-z]*[A-Z0-9_][\w-]*))$",
+    r"(?P<place>the\s+[a-z][\w' -]{1,40}|(?-i:[A-Z][a-z]*[A-Z0-9_][\w-]*)|"
+    # a noun and a letter that names it ("pad C", "gate B", "Dock A")
+    r"(?!(?:at|to|over|above|into|on)\s)[a-z]{3,}\s+(?-i:[A-Z]))$",
     re.IGNORECASE)
 # what is not a place: states, quantities and the vehicle's own progress
 _NOT_A_PLACE = re.compile(

@@ -657,7 +657,8 @@ READINGS: dict[str, Callable[[VehicleState], dict[str, Any]]] = {
     'system_health': lambda s: {'errors': 0, 'cpu_load_pct': 23.0},
     'vehicle_state': lambda s: {'phase': s.phase, 'mode': s.mode, 'altitude_m': s.altitude_m,
                                 'battery_pct': round(s.battery_pct, 3), 'mission': s.mission,
-                                'on_ground': s.phase != 'airborne'},
+                                'on_ground': s.phase != 'airborne',
+                                'armed': s.phase != 'disarmed'},
     'geofence_monitor': lambda s: {'inside': _fence_margin(s) >= 0.0,
                                    'margin_m': round(_fence_margin(s), 2)},
 }
