@@ -483,3 +483,13 @@ def test_the_splitter_keeps_a_compound_waiting_time_whole():
     clauses = [(c.role, c.text, c.condition) for c in split_clauses('in 2 min 30 s take a photo')]
     assert clauses == [('condition', '2 min 30 s', ''),
                        ('action', 'take a photo', 'in 2 min 30 s')]  # was "30 s take a photo"
+
+
+@pytest.mark.parametrize('text', [
+    'if it starts tilting more than 20 degrees', 'if it tips past 30°',
+    'if the quad leans over more than 35 degrees', 'when it is banking past 40 degrees',
+])
+def test_a_lean_in_degrees_is_an_attitude_never_a_temperature(text):
+    # a bare "degrees" defaults to °C; a lean had been watched as the air's temperature
+    read = parse_condition(text)
+    assert not isinstance(read, Predicate) and 'angles are not watchable' in read.reason

@@ -194,7 +194,12 @@ COORD = re.compile(rf'(?:lat(?:itude)?\s*)?({_COORD_NUM})\s*°?\s*([NS])?\s*[,;/
 VAGUE = re.compile(r'\b(?:low|high|too|strong|weak|quickly|fast|slowly|bad|good|gets? '
                    r'(?:worse|better)|thicker|stressed|looks?|near|close|far)\b', re.I)
 ANGLE = re.compile(r'\b(?:heading|roll|pitch|yaw|bearing|angle|tilt|attitude|gimbal|compass|'
-                   r'azimuth)\b', re.I)
+                   r'azimuth|'
+                   # the vehicle leaning: "if it starts tilting more than 20 degrees" is an
+                   # attitude, never a temperature (it had been read as the air's, > 20 °C)
+                   r'tilts|tilted|tilting|tips|tipped|tipping|tip\s+over|leans?|leaning|leaned|'
+                   r'banking|banked|rolls|rolling|rolled|keels?\s+over)\b',
+                   re.I)
 SYMBOL = re.compile(r'(<=|>=|=<|=>|≤|≥|==|<|>|=)\s*$')
 SYMBOL_OP: dict[str, str] = {'<=': '<=', '=<': '<=', '≤': '<=', '>=': '>=', '=>': '>=',
                              '≥': '>=', '<': '<', '>': '>', '==': 'reach', '=': 'reach'}
