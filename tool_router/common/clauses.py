@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from tool_router.common.conditions import UNIT_PATTERN, names_quantity, time_only, watchable
 from tool_router.common.numbers import SPELLED
@@ -667,7 +668,16 @@ def _split_glued_action(marker: str, piece: str, condition: bool) -> list[tuple[
 
 
 def split_clauses(text: str) -> list[Clause]:
-    """The request's clauses in order, with roles, negation and gating conditions."""
+    """The request's clauses in order, with roles, negation and gating conditions.
+
+    The router's rules each read the clauses of the same screened text (about three readings a
+    route): the last texts' clauses are kept (the records are frozen; each call gets its own list).
+    """
+    return list(_split_clauses(text))
+
+
+@lru_cache(maxsize=256)
+def _split_clauses(text: str) -> tuple[Clause, ...]:
     clauses: list[Clause] = []
     pending_condition = ''
     gated_chunk = -1  # the chunk whose actions the last consumed condition gates
@@ -726,7 +736,7 @@ def split_clauses(text: str) -> list[Clause]:
         clauses.append(Clause(len(clauses), body, role, marker, negated, gate, steering,
                               role == 'condition' and time_only(f'{marker} {body}')))
         last_chunk = chunk
-    return clauses
+    return tuple(clauses)
 
 
 def _unconditional_should(
