@@ -252,6 +252,13 @@ DEV_CHANGED = {
     'pubw7_054': 'goto lat 51.501 lon -0.142',
     'pubw7_243': 'mavlink: arm the motors then take off 10 then start the mission',
     'pubw7_300': '',  # out of scope either way
+    # the eighth public-style writer (dev, unread by the rules of stop 46: the next stop's check)
+    'pubw8_029': '',
+    'pubw8_103': '',
+    'pubw8_125': 'goto lat 47.391 lon 8.545',
+    'pubw8_181': 'takeoff 10',
+    'pubw8_279': 'arm. takeoff 5. rotate 90',
+    'pubw8_321': 'takeoff 3. forward 2. yaw 90. land',
 }
 
 
