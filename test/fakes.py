@@ -88,3 +88,15 @@ def make_selection(request_id: str, tools=(), scores=None, conditions=None, clau
                for i, t in enumerate(tools)]
     return Selection(request_id=request_id, choices=choices,
                      explanation=Explanation.from_json(explanation_json), **fields)
+
+
+def rule_decision(clause_index, conditions=None):
+    """A policy's decision as the router's rules receive it (routing/*.py rules' tests).
+
+    ``clause_index``: tool -> the clause that chose it, in the answer's order; scores fall by 0.1
+    from 0.9 in that order.
+    """
+    from tool_router.routing.policies.base import Decision
+    tools = list(clause_index)
+    return Decision('lcr', tools, [0.9 - 0.1 * i for i in range(len(tools))],
+                    clause_index=dict(clause_index), conditions=dict(conditions or {}))

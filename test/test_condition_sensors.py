@@ -6,15 +6,10 @@ import pytest
 from tool_router.common.catalog import load_catalog
 from tool_router.common.paths import config_path
 from tool_router.routing.condition_sensors import drop_condition_orders, drop_extra_readings
-from tool_router.routing.policies.base import Decision
+from fakes import rule_decision
 
 CATALOG = load_catalog(config_path('catalog.yaml'))
 
-
-def _decision(clause_index):
-    tools = list(clause_index)
-    return Decision('lcr', tools, [0.9 - 0.1 * i for i in range(len(tools))],
-                    clause_index=dict(clause_index))
 
 
 @pytest.mark.parametrize('text, index, kept, dropped', [
@@ -29,7 +24,7 @@ def _decision(clause_index):
      ['hold_position', 'object_detector'], ('obstacle_proximity',)),
 ])
 def test_the_conditions_other_readings_are_dropped(text, index, kept, dropped):
-    d, fact = drop_extra_readings(_decision(index), text, CATALOG)
+    d, fact = drop_extra_readings(rule_decision(index), text, CATALOG)
     assert d.tools == kept and fact is not None and fact.dropped == dropped
 
 
@@ -47,7 +42,7 @@ def test_the_conditions_other_readings_are_dropped(text, index, kept, dropped):
      {'gps_position': 0, 'battery_status': 1, 'land': 0}),
 ])
 def test_anything_else_is_unchanged(text, index):
-    before = _decision(index)
+    before = rule_decision(index)
     d, fact = drop_extra_readings(before, text, CATALOG)
     assert fact is None and d.tools == before.tools
 
@@ -62,7 +57,7 @@ def test_anything_else_is_unchanged(text, index):
      {'return_to_home': 0, 'vehicle_state': 1, 'execute_mission': 1}, ('execute_mission',)),
 ])
 def test_a_condition_is_watched_not_ordered(text, index, dropped):
-    d, fact = drop_condition_orders(_decision(index), text, CATALOG)
+    d, fact = drop_condition_orders(rule_decision(index), text, CATALOG)
     assert fact is not None and fact.dropped == dropped
     assert set(d.tools) == set(index) - set(dropped)
 
@@ -81,6 +76,6 @@ def test_a_condition_is_watched_not_ordered(text, index, dropped):
     ('when it touches down, disarm', {'land': 0, 'disarm_motors': 1}),
 ])
 def test_orders_in_their_own_words_stay(text, index):
-    before = _decision(index)
+    before = rule_decision(index)
     d, fact = drop_condition_orders(before, text, CATALOG)
     assert fact is None and d.tools == before.tools

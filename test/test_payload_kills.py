@@ -23,6 +23,10 @@ def _decision(tools, clause_index):
     ('kill the music', ['emergency_stop'], {'emergency_stop': 0}, ['speaker_broadcast']),
     ('cut the siren', ['emergency_stop'], {'emergency_stop': 0}, ['speaker_broadcast']),
     ('shut off the video feed', ['emergency_stop'], {'emergency_stop': 0}, ['video_recorder']),
+    # "cut speed" slows down: the speed's own tool, no motor cut
+    ('if a motor runs hot, cut speed and come home', ['motor_status', 'return_to_home',
+     'emergency_stop'], {'motor_status': 0, 'return_to_home': 2, 'emergency_stop': 1},
+     ['motor_status', 'return_to_home', 'set_speed']),
 ])
 def test_a_payload_switched_off_is_no_emergency_stop(text, tools, index, expected):
     d, fact = payload_kills(_decision(tools, index), text, CATALOG)

@@ -8,7 +8,8 @@ that chose it opens with kill / cut / shut off / shut down of such a payload, an
 clause the payload's own tool when the policy chose none (a light's ``spotlight``, a sound's
 ``speaker_broadcast``, a recording's ``video_recorder``). "kill the motors", "kill it", "cut the
 engines" and "kill switch" stay emergency stops: the object is the vehicle's or none.
-docs/CONVENTIONS.md, "Kill the floodlight".
+"cut speed" slows down: "should the esc get hotter than 90, cut speed and come home" (pubw6) got
+``emergency_stop`` where it asked for ``set_speed``. docs/CONVENTIONS.md, "Kill the floodlight".
 """
 from __future__ import annotations
 
@@ -24,8 +25,10 @@ STOP = 'emergency_stop'
 KILL = re.compile(
     r'^(?:please\s+)?(?:kill|cut|shut\s+off|shut\s+down|switch\s+off|turn\s+off)\s+'
     r'(?:the\s+|that\s+|those\s+|this\s+|these\s+|your\s+|our\s+|its\s+)?(?:[\w-]+\s+)?'
-    rf'(?:(?P<light>{LIGHT})|(?P<sound>{SOUND})|(?P<video>{VIDEO}))\b',
+    rf'(?:(?P<light>{LIGHT})|(?P<sound>{SOUND})|(?P<video>{VIDEO})|(?P<speed>speed|pace))\b',
     re.IGNORECASE)
+# the tool each object of the verb is switched by: a payload's, or the speed's
+_TOOL = {**TOOL, 'speed': 'set_speed'}
 
 
 @dataclass(frozen=True)
@@ -47,15 +50,15 @@ def payload_kills(decision: Decision, text: str, catalog: Catalog
     m = KILL.match(clause.text.strip()) if clause is not None else None
     if clause is None or m is None or clause.negated:
         return decision, None
-    kind = next(k for k in TOOL if m.group(k))
-    payload = TOOL[kind]
+    kind = next(k for k in _TOOL if m.group(k))
+    payload = _TOOL[kind]
     k = decision.tools.index(STOP)
     score = decision.aligned_scores()[k]
     gate = decision.conditions.get(STOP, '')
-    note = f'{STOP} dropped: "{m.group(0)}" switches a payload off, not the motors'
+    note = f'{STOP} dropped: "{m.group(0)}" is no motor cut'
     kept = decision.without({STOP}, note)
     if payload in kept.tools or payload not in catalog:
         return kept, PayloadKill(clause.text, payload)
     added = kept.with_rule_tool(payload, score, clause.index, m.group(0),
-                                f'a payload switched off: {m.group(kind)}', gate)
+                                f'cut: {m.group(kind)}', gate)
     return replace(added, abstained=False), PayloadKill(clause.text, payload)

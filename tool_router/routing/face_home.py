@@ -1,0 +1,45 @@
+""""Face home" turns the vehicle; it does not fly it home (pure).
+
+An order to face, point or turn towards home names a heading: ``set_heading``
+(ANNOTATION.md: a turn is ``set_heading``). lcr read the word "home": "fly 100 m north at 12 mph,
+face home and take a photo" (pubw6) got ``return_to_home`` beside ``set_heading``, a flight home
+in the middle of a survey. The rule drops ``return_to_home`` where the clause that chose it is
+such a turn, and gives the clause ``set_heading`` when the policy chose none there. "come home",
+"head home", "go home" and "turn around and come home" fly home: the rule reads only a clause
+that is the turn alone. docs/CONVENTIONS.md, "Face home".
+"""
+from __future__ import annotations
+
+import re
+
+from tool_router.common.catalog import Catalog
+from tool_router.common.clauses import split_clauses
+from tool_router.routing.clause_drops import ClauseDrop
+from tool_router.routing.policies.base import Decision
+
+HOME = 'return_to_home'
+HEADING = 'set_heading'
+_FACE_HOME = re.compile(
+    r'^(?:(?:please|pls|now|then|and)\s+)*(?:face|point|turn|yaw|rotate|nose)\s+'
+    r'(?:(?:the\s+)?(?:nose|camera|drone|it)\s+)?(?:back\s+)?(?:(?:to|towards?|toward|at)\s+)?'
+    r'(?:face\s+)?(?:the\s+)?(?:home(?:\s+point)?|launch(?:\s+point)?|takeoff\s+point)'
+    r'(?:\s+(?:please|pls|now))?$', re.IGNORECASE)
+
+
+def face_home_is_a_heading(decision: Decision, text: str, catalog: Catalog
+                           ) -> tuple[Decision, ClauseDrop | None]:
+    """``decision`` without ``return_to_home`` for a clause that only turns towards home."""
+    if HOME not in decision.tools or not re.search(r'\b(?:face|point|turn|yaw|rotate|nose)\b',
+                                                    text, re.IGNORECASE):
+        return decision, None
+    at = decision.clause_index.get(HOME, -1)
+    clause = next((c for c in split_clauses(text) if c.index == at), None)
+    if clause is None or clause.negated or not _FACE_HOME.match(clause.text.strip(' .!')):
+        return decision, None
+    score = decision.aligned_scores()[decision.tools.index(HOME)]
+    gate = decision.conditions.get(HOME, '')
+    kept = decision.without({HOME}, f'{HOME} dropped: "{clause.text}" turns towards home')
+    if HEADING not in kept.tools and HEADING in catalog:
+        kept = kept.with_rule_tool(HEADING, score, clause.index, clause.text,
+                                   'a turn towards home', gate)
+    return kept, ClauseDrop(clause.text, (HOME,), 'turns towards home')

@@ -1,0 +1,50 @@
+""""Stop the mission" holds the vehicle; it does not run a mission (pure).
+
+ANNOTATION.md and dev write a paused or stopped mission as ``hold_position`` ("pause the
+mission" -> ``hold_position``; "abort the patrol and RTL" -> ``return_to_home``), and
+``execute_mission`` only where a mission is started or resumed. lcr read the word "mission":
+"stop mission go home disarm" (pubw6) and "pause mission" got ``execute_mission``. The rule drops
+``execute_mission`` where the clause that chose it stops, pauses, halts, aborts or cancels the
+mission (survey, patrol, route), and gives a stop or a pause ``hold_position`` when the policy
+chose none (an abort or a cancel is followed by what comes next: "abort and RTL"). Nothing when
+any clause starts, resumes or continues a mission ("pause the survey, then resume it"), or when
+the clause is negated. docs/CONVENTIONS.md, "Stop the mission".
+"""
+from __future__ import annotations
+
+import re
+
+from tool_router.common.catalog import Catalog
+from tool_router.common.clauses import split_clauses
+from tool_router.routing.clause_drops import ClauseDrop
+from tool_router.routing.policies.base import Decision
+
+MISSION = 'execute_mission'
+HOLD = 'hold_position'
+_STOP = re.compile(
+    r'^(?:(?:please|pls|now|then|and|just)\s+)*(?P<verb>stop|pause|halt|freeze|abort|cancel|'
+    r'end|kill)\s+(?:the\s+|this\s+|that\s+|our\s+|your\s+|current\s+)*(?:[\w-]+\s+)?'
+    r'(?:mission|survey|patrol|route|flight\s+plan|auto\s+mission)'
+    r'(?:\s+(?:now|please|pls|for\s+a\s+(?:sec|second|moment|bit)))?$', re.IGNORECASE)
+_GOES_ON = re.compile(r'\b(?:resume|resumes|resuming|continue|continues|carry\s+on|restart|'
+                      r'start|begin|run|go\s+on|pick\s+up)\b', re.IGNORECASE)
+_HOLDS = frozenset({'stop', 'pause', 'halt', 'freeze'})
+
+
+def mission_stop_is_a_hold(decision: Decision, text: str, catalog: Catalog
+                           ) -> tuple[Decision, ClauseDrop | None]:
+    """``decision`` without ``execute_mission`` for a clause that stops the mission."""
+    if MISSION not in decision.tools or _GOES_ON.search(text):
+        return decision, None
+    at = decision.clause_index.get(MISSION, -1)
+    clause = next((c for c in split_clauses(text) if c.index == at), None)
+    m = _STOP.match(clause.text.strip(' .!')) if clause is not None else None
+    if clause is None or m is None or clause.negated:
+        return decision, None
+    score = decision.aligned_scores()[decision.tools.index(MISSION)]
+    gate = decision.conditions.get(MISSION, '')
+    kept = decision.without({MISSION}, f'{MISSION} dropped: "{clause.text}" stops the mission')
+    if m.group('verb').lower() in _HOLDS and HOLD not in kept.tools and HOLD in catalog:
+        kept = kept.with_rule_tool(HOLD, score, clause.index, clause.text,
+                                   'the mission stopped: the vehicle holds', gate)
+    return kept, ClauseDrop(clause.text, (MISSION,), 'stops the mission')
