@@ -29,6 +29,9 @@ def _decision(tools, conditions=None):
     ('expanding square search to find the kayak', ['object_detector'], 'execute_mission'),
     ('do a creeping line search over the beach for any swimmers', ['object_detector'],
      'execute_mission'),
+    # the pattern as the verb (stop 46)
+    ('zigzag across the dunes looking for a lost kite', ['object_detector'], 'execute_mission'),
+    ('spiral above the herd counting calves', ['object_detector'], 'execute_mission'),
 ])
 def test_a_pattern_for_a_target_gets_the_missing_half(text, tools, added):
     d, facts = add_search_pattern(_decision(tools), text, CATALOG)
@@ -53,6 +56,8 @@ def test_the_added_half_is_gated_as_the_present_one():
     ("don't run a grid search for the dog", ['object_detector']),  # negated
     ('grid search for a red backpack', ['execute_mission', 'object_detector']),  # complete
     ('grid search for a red backpack', []),  # the scope decision said no
+    ('spiral up to 50 m and look for the hiker', ['object_detector']),  # a climb, no pattern
+    ('zigzag the beach for a while', ['execute_mission']),  # no target
 ])
 def test_nothing_is_added_where_the_rule_does_not_apply(text, tools):
     d, facts = add_search_pattern(_decision(tools), text, CATALOG)

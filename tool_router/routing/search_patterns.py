@@ -33,9 +33,13 @@ _OBJECT = (r'(?:a|an|the|any|some|our|my|his|her|their|missing|lost|stray|escape
 _PLURAL = (r'(?!(?:minutes|hours|seconds|mins|hrs|secs|days|ages|weeks|years|laps|passes|'
            r'rounds|loops|times)\b)[a-z]{3,}s\b')
 SEARCH_FOR = re.compile(
-    rf'\b(?P<pattern>(?:{_PATTERN})\s+(?:search|pattern|sweep|survey)(?:\s+pattern)?)\b'
-    rf'[^.;!?]{{0,60}}?\b(?:for|to\s+(?:find|locate|spot|look\s+for)|looking\s+for|'
-    rf'hunting\s+for|finding|locating)\s+(?P<object>(?:{_OBJECT}|{_PLURAL})[^.;!?,]{{0,40}})',
+    rf'\b(?P<pattern>(?:{_PATTERN})\s+(?:search|pattern|sweep|survey)(?:\s+pattern)?|'
+    # the pattern as the verb: "zigzag the field looking for the dog", "spiral over the forest
+    # counting deer" (pubw6)
+    r'(?:zig[- ]?zag|spiral|lawn\s*-?\s*mower)(?=\s+(?:over|across|through|along|above|the)\b))'
+    rf'\b[^.;!?]{{0,60}}?\b(?:for|to\s+(?:find|locate|spot|look\s+for|count)|looking\s+for|'
+    rf'hunting\s+for|searching\s+for|finding|locating|counting)\s+'
+    rf'(?P<object>(?:{_OBJECT}|{_PLURAL}|(?<=counting\s)[a-z]{{3,}})[^.;!?,]{{0,40}})',
     re.IGNORECASE)
 # The named shapes (ANNOTATION.md: a shape named but not spelled out leg by leg is a mission)
 _SHAPES = (r'star|heart|square|triangle|rectangle|pentagon|hexagon|octagon|diamond|'
