@@ -27,6 +27,7 @@ def test_a_turn_towards_home_is_a_heading(text, index, expected):
 
 
 @pytest.mark.parametrize('text', ['come home', 'turn around and come home', 'head home now',
+                                  'turn back home', 'turn home now',
                                   'go home and face north', "don't face home, come home"])
 def test_a_flight_home_stays(text):
     index = {'return_to_home': 0, 'set_heading': 1}

@@ -20,9 +20,14 @@ from tool_router.routing.policies.base import Decision
 HOME = 'return_to_home'
 HEADING = 'set_heading'
 _FACE_HOME = re.compile(
-    r'^(?:(?:please|pls|now|then|and)\s+)*(?:face|point|turn|yaw|rotate|nose)\s+'
-    r'(?:(?:the\s+)?(?:nose|camera|drone|it)\s+)?(?:back\s+)?(?:(?:to|towards?|toward|at)\s+)?'
-    r'(?:face\s+)?(?:the\s+)?(?:home(?:\s+point)?|launch(?:\s+point)?|takeoff\s+point)'
+    r'^(?:(?:please|pls|now|then|and)\s+)*(?:'
+    # "face home", "point the nose towards home"
+    r'(?:face|point|nose)\s+(?:(?:the\s+)?(?:nose|camera|drone|it)\s+)?'
+    r'(?:(?:to|towards?|toward|at)\s+)?|'
+    # "turn to face home", "yaw towards the launch point" ("turn back home" flies home)
+    r'(?:turn|yaw|rotate)\s+(?:(?:the\s+)?(?:nose|camera|drone|it)\s+)?'
+    r'(?:to\s+face|towards?|toward)\s+)'
+    r'(?:the\s+)?(?:home(?:\s+point)?|launch(?:\s+point)?|takeoff\s+point)'
     r'(?:\s+(?:please|pls|now))?$', re.IGNORECASE)
 
 
