@@ -493,3 +493,18 @@ def test_a_lean_in_degrees_is_an_attitude_never_a_temperature(text):
     # a bare "degrees" defaults to °C; a lean had been watched as the air's temperature
     read = parse_condition(text)
     assert not isinstance(read, Predicate) and 'angles are not watchable' in read.reason
+
+
+@pytest.mark.parametrize('text, field', [
+    # "it's" names no thing: a bare temperature of "it" is the weather's (stop 46; the thermal
+    # camera's surface maximum had been watched)
+    ("if it's colder than 0", 'air_temp_c'),
+    ("if it's hotter than 35 out there", 'air_temp_c'),
+    ("if the roof's hotter than 60", 'max_temp_c'),
+    # the wind calming is the wind's
+    ('once it calms below 5 m/s', 'wind_mps'),
+    ('when it dies down below 4 m/s', 'wind_mps'),
+])
+def test_what_an_unnamed_quantity_is(text, field):
+    read = parse_condition(text)
+    assert isinstance(read, Predicate) and read.field == field, read

@@ -123,7 +123,7 @@ BY_NAME = {q.name: q for q in QUANTITIES}
 # Comparatives that name the quantity they compare (when the condition names none).
 IMPLIED: tuple[tuple[str, str], ...] = (
     (r'weaker|stronger', 'signal strength'),
-    (r'windier|calmer', 'wind'),
+    (r'windier|calmer|calms|calmed|calm\s+down|dies\s+down|eases|eased', 'wind'),
 )
 
 # unit word -> (dimension, canonical unit, factor, offset): canonical = value * factor + offset
@@ -973,6 +973,8 @@ def _unnamed(t: _Text, dimension: str | None, before: str, unit_word: str,
         subject = re.search(r"\b(?:the|a|an|any|that|this)\s+([a-z]+)(?:'s)?\s|\b([a-z]+)'s\s",
                             before)
         noun = (subject.group(1) or subject.group(2)) if subject else ''
+        if noun in ('it', 'that', 'there', 'what', 'here', 'he', 'she', 'who'):
+            noun = ''  # "if it's colder than 0": the weather, not a thing's surface
         if noun in ('drone', 'vehicle', 'uav', 'aircraft', 'copter', 'battery'):
             return _refuse(t.raw, f'which temperature of the {noun}? name the motors (ESCs) or '
                                   'the air')
