@@ -252,13 +252,15 @@ DEV_CHANGED = {
     'pubw7_054': 'goto lat 51.501 lon -0.142',
     'pubw7_243': 'mavlink: arm the motors then take off 10 then start the mission',
     'pubw7_300': '',  # out of scope either way
-    # the eighth public-style writer (dev, unread by the rules of stop 46: the next stop's check)
+    # the eighth public-style writer (dev: the check of stop 46's rules made after pubw7's read)
     'pubw8_029': '',
     'pubw8_103': '',
     'pubw8_125': 'goto lat 47.391 lon 8.545',
     'pubw8_181': 'takeoff 10',
     'pubw8_279': 'arm. takeoff 5. rotate 90',
     'pubw8_321': 'takeoff 3. forward 2. yaw 90. land',
+    # the ninth (dev, unread: the check of stop 47's work)
+    'pubw9_161': '',
 }
 
 
