@@ -504,7 +504,17 @@ def test_a_lean_in_degrees_is_an_attitude_never_a_temperature(text):
     # the wind calming is the wind's
     ('once it calms below 5 m/s', 'wind_mps'),
     ('when it dies down below 4 m/s', 'wind_mps'),
+    # the proximity sensor's reading is the nearest obstacle, never the altitude
+    ('if the proximity sensor reads under 3 m', 'nearest_m'),
+    ('telemetry lag over 500 ms', 'latency_ms'),
 ])
 def test_what_an_unnamed_quantity_is(text, field):
     read = parse_condition(text)
     assert isinstance(read, Predicate) and read.field == field, read
+
+
+@pytest.mark.parametrize('text', ['when the link is under 30%', "once the link's back above 50%"])
+def test_a_link_in_percent_is_refused_never_the_battery(text):
+    # no field reports the link in percent; it had been watched as the battery's charge
+    read = parse_condition(text)
+    assert not isinstance(read, Predicate) and 'signal strength' in read.reason

@@ -100,7 +100,8 @@ QUANTITIES: tuple[Quantity, ...] = (
              r'(?:surface|panel|roof|pipe|object|target|transformer|chimney|wall|engine|fire|'
              r'water)\s+temp(?:erature)?s?|hot ?spots?|heat|thermal', bare=(-40.0, 400.0)),
     Quantity('signal strength', 'link_quality', 'rssi_dbm', 'signal',
-             r'signal|rssi|link quality|link strength|reception', falls=True,
+             r'signal|rssi|link quality|link strength|reception|link\b|connection|telemetry',
+             falls=True,
              bare=(-130.0, 0.0), worse='<'),
     Quantity('packet loss', 'link_quality', 'packet_loss_pct', 'percent',
              r'packet loss|packets|loss rate', bare=(0.0, 100.0), worse='>'),
@@ -108,7 +109,8 @@ QUANTITIES: tuple[Quantity, ...] = (
              bare=(0.0, 10000.0), worse='>'),
     Quantity('obstacle distance', 'obstacle_proximity', 'nearest_m', 'length',
              r'obstacles?|anything|something|wires?|branch|trees?|walls?|props|propellers|'
-             r'clearance|nearest object|obstacle sensor', falls=True, bare=(0.0, 100.0)),
+             r'clearance|nearest object|obstacle sensor|proximity|distance sensor',
+             falls=True, bare=(0.0, 100.0)),
     Quantity('geofence margin', 'geofence_monitor', 'margin_m', 'length',
              r'geofence|fence|boundary|no-fly zone|no fly zone', falls=True,
              bare=(0.0, 1000.0)),
