@@ -306,3 +306,23 @@ def test_a_run_inside_a_condition_is_left_to_the_condition():
 ])
 def test_but_before_an_order_cuts(text, expected):
     assert [c.text for c in split_clauses(text)] == expected
+
+
+def test_a_condition_after_but_gates_only_what_follows():
+    # "but" says the order before it stands: the filming starts now, the stop waits
+    clauses = split_clauses('follow the van and keep filming, but if we go faster than 30 km/h, '
+                            'stop following')
+    gate = {c.text: c.condition for c in clauses if c.role == 'action'}
+    assert gate['keep filming'] == '' and gate['stop following'] == 'if we go faster than 30 km/h'
+    # without "but" the order before its condition waits for it ("land if X")
+    assert split_clauses('land if the battery is low')[0].condition == 'if the battery is low'
+
+
+@pytest.mark.parametrize('text, action, condition', [
+    ('descending faster than 2 m/s -> hover', 'hover', 'descending faster than 2 m/s'),
+    ('once within 10 m of PanelB tilt cam to 45 and record', 'tilt cam to 45',
+     'once within 10 m of PanelB'),
+])
+def test_more_typed_conditions(text, action, condition):
+    acting = {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}
+    assert acting[action] == condition, acting

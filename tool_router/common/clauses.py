@@ -139,6 +139,11 @@ ACTION_VERBS = (
     'estop',
     'slow',
     'drop',
+    # the camera's and the heading's orders ("once within 15 m of Tower3 tilt cam to 30")
+    'tilt',
+    'yaw',
+    'rotate',
+    'zoom',
 )
 # Words after which a verb is part of the condition, not a new order ("if you land", "we take").
 _SUBJECTS = frozenset(
@@ -207,12 +212,15 @@ _NEXT_ADJECTIVE = ''.join(f'(?<!\\b{w} )' for w in (
 _NEXT = rf'{_NEXT_ADJECTIVE}\bnext\b(?!\s+to\b)'
 _SEPARATOR = re.compile(
     rf'\b(?:{_alternation(tuple(w for w in SEQUENCE_SEPARATORS if w != "next"))})\b|{_NEXT}|&|'
-    r'(?<=[a-z])\s+\+\s+(?=[a-z])|'  # "photo + thermal of the roof" (not "x +3")
-    # "map the quarry but come back if ...", "upload it but don't start it": "but" before an
-    # order or a condition (not "but the client's gone home": a story goes on)
-    r"\bbut\s+(?=(?:if|when|once|unless|don'?t|do\s+not|never|come|go|return|stop|keep|land|"
-    r'hold|fly|head|stay|rtl|rth|rtb|turn|make|leave|skip|avoid)\b)',
+    r'(?<=[a-z])\s+\+\s+(?=[a-z])',  # "photo + thermal of the roof" (not "x +3")
     re.IGNORECASE)
+# "map the quarry but come back if ...", "upload it but don't start it": "but" before an order
+# or a condition cuts (not "but the client's gone home": a story goes on), and a condition
+# after it gates only what follows: "keep filming, but if we go faster than 40 km/h, stop"
+# films now
+_BUT = re.compile(
+    r"\bbut\s+(?=(?:if|when|once|unless|don'?t|do\s+not|never|come|go|return|stop|keep|land|"
+    r'hold|fly|head|stay|rtl|rth|rtb|turn|make|leave|skip|avoid)\b)', re.IGNORECASE)
 # ("the moment of truth" is no connective: none is followed by "of")
 _MARKER = re.compile(rf'\b({_alternation(CONDITION_MARKERS + TEMPORAL_MARKERS)})\b(?!\s+of\b)',
                      re.IGNORECASE)
@@ -315,7 +323,7 @@ _SPEED_UNITS = re.compile(r'(?:m/s|mps|km/h|kph|kmh|knots?|kts?|kn|mph)$', re.IG
 _PARAMETER_VERBS = frozenset("""fly go head move hover hold climb ascend descend rise cruise
 orbit circle loiter set change keep stay maintain level travel return come navigate survey map
 patrol follow track approach takeoff launch lift raise lower drop release winch reposition
-goto""".split())
+goto tilt yaw rotate zoom""".split())
 # "after touchdown disarm", "after the survey, come home": an event the vehicle reports
 _AFTER_EVENT = re.compile(
     r'\b(?P<m>after)\s+(?:the\s+)?(?:landing|touchdown|touch\s+down|we\s+land|it\s+lands|'
@@ -326,7 +334,8 @@ _AFTER_EVENT = re.compile(
 _HEAD_COMPARISON = re.compile(
     rf"^(?P<q>[a-z][\w'-]*(?:\s+[a-z][\w'-]*){{0,2}}?)\s*(?:<=|>=|=<|=>|≤|≥|==|<|>|"
     r'\s(?:(?:is\s+|are\s+|gets?\s+|goes\s+)?(?:above|over|below|under|exceeds?|more than|'
-    r'less than|greater than|lower than|higher than|at least|at most|past)|at|@)\s)\s*'
+    r'less than|greater than|lower than|higher than|faster than|slower than|at least|'
+    r'at most|past)|at|@)\s)\s*'
     rf'{_MEASURE}', re.IGNORECASE)
 # the threshold first, without "at": "20% battery", "30 m up", "10 m/s wind", "35% left"
 _HEAD_MEASURE = re.compile(rf"^(?P<v>{_MEASURE})(?P<tail>(?:\s+[a-z][\w'-]*){{0,3}})",
@@ -486,29 +495,34 @@ def _head(piece: str) -> int:
     return 0
 
 
-def _pieces(text: str) -> list[tuple[str, str, int, bool]]:
-    """(marker, text, chunk, is_condition) in order; marker '' for pieces opened by none.
+def _pieces(text: str) -> list[tuple[str, str, int, bool, bool]]:
+    """(marker, text, chunk, is_condition, after_but) in order (marker '': opened by none).
 
     ``chunk`` numbers the punctuation-delimited chunks, so that a condition can gate the
-    actions that share its chunk ("if X, land and disarm").
+    actions that share its chunk ("if X, land and disarm"); ``after_but``: the piece opens
+    right after a "but" (a condition there gates nothing before it).
     """
-    pieces: list[tuple[str, str, int, bool]] = []
+    pieces: list[tuple[str, str, int, bool, bool]] = []
     text = _STEP.sub(';', normalise(text))
     if _TELLO_RUN.match(text):
         text = '; '.join(m.group(0) for m in _TELLO_ONE.finditer(text))
     # "hover for 30 s, then land": the duration of one action is the delay of the next
     delays = [m.group('d').lower() for m in _FOR_THEN.finditer(text)]
     for n, chunk in enumerate(_PUNCT.split(text)):
-        for part in _SEPARATOR.split(chunk):
-            for run in _run_on(part.strip()) if part.strip() else []:
-                pieces += [(m, t, n, c) for m, t, c in _cut(run)]
-    out: list[tuple[str, str, int, bool]] = []
+        for j, side in enumerate(_BUT.split(chunk)):
+            after_but = j > 0
+            for part in _SEPARATOR.split(side):
+                for run in _run_on(part.strip()) if part.strip() else []:
+                    for m, t, c in _cut(run):
+                        pieces.append((m, t, n, c, after_but))
+                        after_but = False
+    out: list[tuple[str, str, int, bool, bool]] = []
     for k, piece in enumerate(pieces):
         out.append(piece)
         ended = next((d for d in delays if not piece[3] and piece[1].lower().endswith(d)), '')
         if ended and k + 1 < len(pieces):
             delays.remove(ended)
-            out.append(('for', piece[1][len(piece[1]) - len(ended):], piece[2], True))
+            out.append(('for', piece[1][len(piece[1]) - len(ended):], piece[2], True, False))
     return out
 
 
@@ -684,9 +698,14 @@ def _split_clauses(text: str) -> tuple[Clause, ...]:
     gating = ''
     back: int | None = None  # the action before the pending condition that it gates too
     last_chunk = -1
-    pieces = [(p, n) for m, t, n, c in _pieces(text) for p in _split_glued_action(m, t, c)]
+    contrast: set[int] = set()  # the pieces that open right after a "but"
+    pieces: list[tuple[tuple[str, str, bool], int]] = []
+    for m, t, n, c, after_but in _pieces(text):
+        if after_but:
+            contrast.add(len(pieces))
+        pieces += [(p, n) for p in _split_glued_action(m, t, c)]
     pieces = _unconditional_should(pieces)
-    for (marker, piece, condition), chunk in pieces:
+    for k, ((marker, piece, condition), chunk) in enumerate(pieces):
         # "if so": a condition on the question's answer, never a filler "so" stripped to nothing;
         # after a condition ("see if anyone's there and, if so, ...") it is that condition's
         answer = condition and piece.strip().lower() in _ANSWERS
@@ -722,6 +741,7 @@ def _split_clauses(text: str) -> tuple[Clause, ...]:
                 and not clauses[-1].condition
                 and marker != 'for'
                 and body.lower() not in _ANSWERS  # "is it on? if so, ...": the question is not
+                and k not in contrast  # "keep filming, but if X, stop": the filming is not
                 and (marker not in ('until', 'till') or watchable(body))
             ):
                 clauses[-1] = replace(clauses[-1], condition=pending_condition)
