@@ -25,6 +25,15 @@ def test_a_check_before_the_departure_orders_no_departure(text, index, expected)
     assert d.tools == expected and [dr.tools for dr in drops] == [('takeoff',)]
 
 
+def test_a_check_before_arming_orders_no_arming():
+    d, drops = drop_preflight_departure(
+        rule_decision({'system_health': 0, 'gps_position': 1, 'arm_motors': 2}),
+        'check for faults and the satellites before arming', CATALOG)
+    assert d.tools == ['system_health', 'gps_position'] and drops
+
+
+
+
 @pytest.mark.parametrize('text, index', [
     # an order beside the check: the take-off goes with it
     ('arm the motors before takeoff', {'arm_motors': 0, 'takeoff': 1}),

@@ -7,9 +7,9 @@ time for an order: "check the battery, the signal and any errors before takeoff"
 "check battery, GPS and link before takeoff" (pubw6) got ``takeoff`` beside the readings, a
 take-off the operator never asked for. The rule drops the tools chosen from a clause opened by
 "before" that names only the vehicle's departure ("takeoff", "we launch", "you take off", "the
-flight", "we fly") when every other tool of the answer is a sensor. "arm the motors before
-takeoff" keeps its take-off (an order beside it), and a departure that is ordered ("take off
-before the rain") is no "before" clause. docs/CONVENTIONS.md, "Checks before takeoff".
+flight", "we fly", "arming") when every other tool of the answer is a sensor. "arm the motors
+before takeoff" keeps its take-off (an order beside it), and a departure that is ordered ("take
+off before the rain") is no "before" clause. docs/CONVENTIONS.md, "Checks before takeoff".
 """
 from __future__ import annotations
 
@@ -24,7 +24,10 @@ _DEPARTURE = re.compile(
     r"^(?:(?:we|i|you|it|the\s+drone|u)\s+(?:can\s+|could\s+|do\s+)?)?(?:take\s*-?\s*off|"
     r"takeoff|takes\s+off|launch|launches|lift\s*-?\s*off|lifts\s+off|fly|flying|go\s+up|"
     r"(?:the\s+|this\s+|our\s+|each\s+|every\s+)?(?:flight|launch|take\s*-?\s*off|takeoff|"
-    r"mission))$", re.IGNORECASE)
+    r"mission)|"
+    # the arming too: "check health, sats and geofence before arming" (pubw7)
+    r"arming|arm|arms|arm\s+(?:it|the\s+(?:motors|drone))|arming\s+(?:it|the\s+(?:motors|drone)))$",
+    re.IGNORECASE)
 
 
 def drop_preflight_departure(decision: Decision, text: str, catalog: Catalog
