@@ -23,6 +23,10 @@ CATALOG = load_catalog(config_path('catalog.yaml'))
     ('come home at 15% battery', ''),
     ('go to the gate slowly', ''),
     ('fly north 3 m', ''),
+    # a speed standing alone after a comma
+    ('orbit the mast at 20 m radius, 4 m/s', '4 m/s'),
+    ('fly to 47.1, 8.5', ''),  # coordinates
+    ('waypoint 3 done, 20 m/s ground speed', ''),  # a reading
 ])
 def test_the_speed_an_order_names(text, speed):
     assert explicit_speed(text) == speed

@@ -50,9 +50,16 @@ class SpeedAdded:
     speed: str  # as written after digits(): "36 km/h"
 
 
+# a speed standing alone after a comma at the clause's end: "orbit the tower at 30 m radius,
+# 3 m/s, recording" (pubw7); not "22 m/s ground speed", a reading
+_ANY_SPEED = re.compile(rf'\d\s*{_UNIT}(?![\w/])', re.IGNORECASE)
+TRAILING_SPEED = re.compile(rf',\s*(?P<n>\d+(?:[.,]\d+)?)\s*(?P<u>{_UNIT})\s*$', re.IGNORECASE)
+
+
 def explicit_speed(text: str) -> str:
     """The speed an order's text names to fly at ('' when none): "36 km/h"."""
-    m = EXPLICIT_SPEED.search(digits(text))
+    said = digits(text)
+    m = EXPLICIT_SPEED.search(said) or TRAILING_SPEED.search(said)
     return f'{m.group("n")} {m.group("u")}' if m else ''
 
 
@@ -60,7 +67,7 @@ def add_explicit_speeds(decision: Decision, text: str, catalog: Catalog
                         ) -> tuple[Decision, SpeedAdded | None]:
     """``decision`` with ``set_speed`` added when an order names a speed and it lacks it."""
     if SET_SPEED in decision.tools or SET_SPEED not in catalog or not decision.tools \
-            or not explicit_speed(normalise(text)):  # no speed anywhere: no clause to read
+            or not _ANY_SPEED.search(digits(normalise(text))):  # no speed: no clause to read
         return decision, None
     for cm in clause_moods(text):
         c = cm.clause
