@@ -7,6 +7,7 @@ from tool_router.common.catalog import load_catalog
 from tool_router.common.paths import config_path
 from tool_router.routing.arrivals import add_arrival_sensor, arrival_place
 from tool_router.routing.policies.base import Decision
+from fakes import rule_decision
 
 CATALOG = load_catalog(config_path('catalog.yaml'))
 
@@ -59,3 +60,15 @@ def test_an_arrival_condition_gets_its_sensor_for_its_clause():
 def test_no_sensor_is_added_where_there_is_no_arrival_or_it_is_there(text, tools):
     d, added = add_arrival_sensor(_decision(tools), text, CATALOG)
     assert added is None and d.tools == tools
+
+
+def test_a_waypoint_condition_gets_the_missions_progress():
+    from tool_router.routing.arrivals import add_waypoint_progress
+    d, fact = add_waypoint_progress(rule_decision({'winch_control': 1}),
+                                    'at waypoint 4 lower the winch', CATALOG)
+    assert fact is not None and d.tools == ['winch_control', 'vehicle_state']
+    assert d.clause_index['vehicle_state'] == 0
+    # a destination is no condition; a question adds nothing
+    for text in ('fly to waypoint 3 and hover', 'did we pass waypoint 4?'):
+        same = rule_decision({'goto_waypoint': 0})
+        assert add_waypoint_progress(same, text, CATALOG) == (same, None)

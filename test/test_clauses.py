@@ -326,3 +326,17 @@ def test_a_condition_after_but_gates_only_what_follows():
 def test_more_typed_conditions(text, action, condition):
     acting = {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}
     assert acting[action] == condition, acting
+
+
+@pytest.mark.parametrize('text, action, condition', [
+    # a mission's waypoint written before the order is its time: the order waits for it
+    ('at waypoint 4 lower the winch', 'lower the winch', 'at waypoint 4'),
+    ('@ wp 2 hover', 'hover', '@ wp 2'),
+])
+def test_a_waypoint_before_the_order_gates_it(text, action, condition):
+    acting = {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}
+    assert acting[action] == condition, acting
+
+
+def test_a_waypoint_as_a_destination_is_no_condition():
+    assert not any(c.condition for c in split_clauses('fly to waypoint 3 and hover'))

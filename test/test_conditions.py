@@ -363,7 +363,7 @@ TYPED_REFUSED = [
     ('at sunset', 'sunrise and sunset are not known'),
     ('within 10 yards of home', "unit 'yards' is not read"),
     ('if the motors exceed 9000 rpm', "unit 'rpm' is not read"),
-    ('when you reach waypoint 3', "unknown place 'waypoint 3'"),
+    ('when you reach waypoint 3', "waypoint is not watched"),
     ('when you get near the tower', "unknown place 'the tower'"),
     ('before the battery hits 10%', '"before" conditions are not executed'),
     ('if battery < 20 and wind > 10', 'one condition per action'),
@@ -518,3 +518,9 @@ def test_a_link_in_percent_is_refused_never_the_battery(text):
     # no field reports the link in percent; it had been watched as the battery's charge
     read = parse_condition(text)
     assert not isinstance(read, Predicate) and 'signal strength' in read.reason
+
+
+@pytest.mark.parametrize('text', ['at waypoint 4', 'when we hit WP 5', 'once at wp3'])
+def test_a_waypoint_is_refused_with_its_reason(text):
+    read = parse_condition(text)
+    assert not isinstance(read, Predicate) and 'waypoint is not watched' in read.reason

@@ -468,8 +468,16 @@ def _spans(part: str) -> list[_Span]:
     return sorted(spans + keep, key=lambda c: c.start)
 
 
+# "at waypoint 4 lower the winch", "@ wp 3 photo": a mission item, the time of the order
+_HEAD_WAYPOINT = re.compile(
+    r'^(?:at|@)\s*(?:waypoint|way point|wpt?)\s*#?\s*\d+\b(?!\s*(?:m|ft)\b)', re.IGNORECASE)
+
+
 def _head(piece: str) -> int:
     """Length of a condition written at the start of ``piece`` without a connective (0: none)."""
+    m = _HEAD_WAYPOINT.match(piece)
+    if m and piece[m.end():].strip(' ,'):
+        return m.end()
     m = _HEAD_COMPARISON.match(piece)
     statement = m and re.search(r"(?:\bis|\bare|\bwas|\bwere|'s|'re|\bcurrently|\bnow|\bstill)"
                                 r'\s+(?:at|@)\s', m.group(0), re.IGNORECASE)

@@ -202,6 +202,8 @@ ANGLE = re.compile(r'\b(?:heading|roll|pitch|yaw|bearing|angle|tilt|attitude|gim
                    r'tilts|tilted|tilting|tips|tipped|tipping|tip\s+over|leans?|leaning|leaned|'
                    r'banking|banked|rolls|rolling|rolled|keels?\s+over)\b',
                    re.I)
+# "at waypoint 4", "when we hit WP 5", "once at wp3": a mission item, which no reading reports
+WAYPOINT = re.compile(r'\b(?:waypoint|way point|wpt?)\s*#?\s*\d+\b|\bwpt?\d+\b', re.I)
 SYMBOL = re.compile(r'(<=|>=|=<|=>|≤|≥|==|<|>|=)\s*$')
 SYMBOL_OP: dict[str, str] = {'<=': '<=', '=<': '<=', '≤': '<=', '>=': '>=', '=>': '>=',
                              '≥': '>=', '<': '<', '>': '>', '==': 'reach', '=': 'reach'}
@@ -514,6 +516,11 @@ def parse_condition(text: str, context_sensors: tuple[str, ...] | list[str] = ()
     if unknown:
         return _refuse(text, f'unit {unknown.group(1)!r} is not read: give m, ft, km, m/s, km/h, '
                              'knots, mph, °C, °F, %, V, dBm, ms or ppm')
+    if WAYPOINT.search(low) and not any(name.lower() in low for name in (places or {})):
+        return _refuse(text, "a mission's waypoint is not watched: the executor reads whether "
+                             'the mission is finished, not which waypoint it is at; say "when '
+                             'the mission is done", or give the place (home, a named point, a '
+                             'latitude, longitude)')
     if SEA_LEVEL.search(low):
         return _refuse(text, 'an altitude above sea level (MSL) is not compared: the altitude '
                              'sensor reads above the launch point, whose elevation is not known '

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 
 from tool_router.common.catalog import Catalog
+from tool_router.common.conditions import WAYPOINT
 from tool_router.routing.policies.base import Decision
 from tool_router.routing.questions import QUESTION, clause_moods
 
@@ -84,4 +85,32 @@ def add_arrival_sensor(decision: Decision, text: str, catalog: Catalog
         added = decision.with_rule_tool(POSITION, min(decision.aligned_scores()), c.index,
                                         c.text, f'arrival at {place}')
         return added, ArrivalAdded(c.text, place)
+    return decision, None
+
+
+STATE = 'vehicle_state'
+
+
+def add_waypoint_progress(decision: Decision, text: str, catalog: Catalog
+                          ) -> tuple[Decision, ArrivalAdded | None]:
+    """``decision`` with ``vehicle_state`` for a condition on a mission's waypoint.
+
+    "at waypoint 4 lower the winch", "when we hit waypoint 5, take a photo": mission progress,
+    which ANNOTATION.md gives ``vehicle_state`` (dev writes it so); lcr left it out on pubw7
+    and pubw8. The executor refuses the condition with its reason (no reading reports the
+    waypoint), so the order waits rather than runs at once.
+    """
+    if not decision.tools or STATE in decision.tools or STATE not in catalog \
+            or not WAYPOINT.search(text):
+        return decision, None
+    moods = clause_moods(text)
+    if any(cm.mood.kind == QUESTION for cm in moods):
+        return decision, None
+    for cm in moods:
+        c = cm.clause
+        m = WAYPOINT.search(c.text) if c.role == 'condition' and not c.negated else None
+        if m is not None:
+            added = decision.with_rule_tool(STATE, min(decision.aligned_scores()), c.index,
+                                            c.text, 'a waypoint of the mission: its progress')
+            return added, ArrivalAdded(c.text, m.group(0))
     return decision, None

@@ -33,7 +33,7 @@ from tool_router.common.paths import config_path, ros_home
 from tool_router.routing.policies.base import Decision, Policy, claim_clauses, request_clock
 from tool_router.routing.policies.registry import PolicyContext, Registry
 from tool_router.routing.question_probe import QuestionProbe, load_probe
-from tool_router.routing.arrivals import add_arrival_sensor
+from tool_router.routing.arrivals import add_arrival_sensor, add_waypoint_progress
 from tool_router.routing.not_this_vehicle import drop_outside_requests
 from tool_router.routing.pronoun_orders import add_pronoun_orders
 from tool_router.routing.unserved_modes import drop_unserved_modes
@@ -507,6 +507,7 @@ class Router:
             decision, _ = named_shape_is_a_mission(decision, screened.text, self.catalog)
             # an arrival at a place is a position condition (routing/arrivals.py; CONVENTIONS.md)
             decision, _ = add_arrival_sensor(decision, screened.text, self.catalog)
+            decision, _ = add_waypoint_progress(decision, screened.text, self.catalog)
             # "is the light on? if not, turn it on": the order's "it" is what the question
             # named (routing/pronoun_orders.py; CONVENTIONS.md)
             decision, _ = add_pronoun_orders(decision, screened.text, self.catalog)
