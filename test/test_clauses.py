@@ -269,6 +269,10 @@ def test_if_so_after_a_condition_is_that_condition():
     ('start rec fly to the pier', ['start rec', 'fly to the pier']),
     ('land on the pad disarm', ['land on the pad', 'disarm']),
     ('circle the mast keep 6 m/s', ['circle the mast', 'keep 6 m/s']),
+    ('go to Tower3 snap pic rtl', ['go to Tower3', 'snap pic', 'rtl']),  # an object's id
+    ('precision land on pad 2 disarm', ['precision land on pad 2', 'disarm']),
+    ('go to gate 5 drop the kit play the tone', ['go to gate 5', 'drop the kit',
+                                                 'play the tone']),
     # one order with its own words: no cut
     ('fly to the bus stop', ['fly to the bus stop']),
     ('survey the farm land', ['survey the farm land']),
@@ -322,6 +326,7 @@ def test_a_condition_after_but_gates_only_what_follows():
     ('descending faster than 2 m/s -> hover', 'hover', 'descending faster than 2 m/s'),
     ('once within 10 m of PanelB tilt cam to 45 and record', 'tilt cam to 45',
      'once within 10 m of PanelB'),
+    ('if you see a boat circle it', 'circle it', 'if you see a boat'),
 ])
 def test_more_typed_conditions(text, action, condition):
     acting = {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}

@@ -144,6 +144,7 @@ ACTION_VERBS = (
     'yaw',
     'rotate',
     'zoom',
+    'circle',
 )
 # Words after which a verb is part of the condition, not a new order ("if you land", "we take").
 _SUBJECTS = frozenset(
@@ -582,7 +583,8 @@ def _cut(part: str) -> list[tuple[str, str, bool]]:
 # verbs that are often nouns ("land", "map", "scan", "photo") only after a number or unit, a
 # direction, a place's id ("pad B", "wp3"), or an order complete in one word ("hover land").
 _RUN_VERBS = frozenset("""takeoff take fly go climb descend ascend disarm hover rtl rth rtb
-follow yaw rotate start stop keep snap come move proceed navigate zoom pan""".split())
+follow yaw rotate start stop keep snap come move proceed navigate zoom pan play announce
+broadcast""".split())
 _RUN_NOUN_VERBS = frozenset("""land map scan photo pic picture record rec stream survey search
 count sample drop release return lower raise turn head circle hold grab film shoot spotlight
 orbit arm tilt""".split())
@@ -596,6 +598,10 @@ _RUN_NUMBER = re.compile(r'^[-+]?\d[\d.,]*[a-z%°/]*$|^(?:m|ft|s|sec|secs|second
                          r'radius)$')
 _RUN_UNIT = re.compile(r'^[-+]?\d[\d.,]*\s?(?:m|ft|cm|meters|metres|feet)\b')  # "left 10 ft"
 _RUN_ID = re.compile(r'^(?:[b-hj-z]|[a-z]{1,4}\d+)$')  # "pad B", "WP5" (not "a", "i")
+# an object's id as written: "PanelB", "Building4", "tower_07" (a place ends there)
+_RUN_NAME = re.compile(r'^(?:[A-Z][a-z]+[A-Z0-9]\w*|[a-z]+_\w+)$')
+# words before a run's first order: "precision land on the dock disarm"
+_RUN_LEAD = frozenset('precision please pls now then quickly slowly just ok okay'.split())
 _RUN_WHERE = frozenset('on at there now'.split())  # "land on dock": a landing after any noun
 # the orders that may end a run ("... drop package rtl"); any other last word is a noun
 _RUN_LAST = _RUN_ONE_WORD | frozenset(
@@ -606,11 +612,12 @@ def _run_on(part: str) -> list[str]:
     """``part`` cut before each order of an unpunctuated run, or ``[part]``."""
     words = part.split()
     lowered = [w.lower().strip('"\'') for w in words]
-    if len(words) < 3 or not _opens_order(lowered, 0) or _spans(part) \
+    first = 1 if lowered and lowered[0] in _RUN_LEAD else 0
+    if len(words) < 3 or not _opens_order(lowered, first) or _spans(part) \
             or _head(_strip_filler(part)):
         return [part]
     cuts: list[int] = []
-    for k in range(1, len(words)):
+    for k in range(first + 1, len(words)):
         if lowered[k] == 'n' and k + 1 < len(words):  # "keep the camera on it n stream"
             cuts.append(k)
             continue
@@ -619,10 +626,11 @@ def _run_on(part: str) -> list[str]:
             continue
         if k == len(words) - 1 and word not in _RUN_LAST:
             continue  # "fly to the bus stop": a last word is a noun unless an order alone
-        if (k == 1 or k - 1 in cuts) and before not in _RUN_ONE_WORD:
+        if (k == first + 1 or k - 1 in cuts) and before not in _RUN_ONE_WORD:
             continue  # "start rec", "go fly", "take off": the order's own words
         finished = (_RUN_NUMBER.match(before) is not None or before in _RUN_DIRECTIONS
-                    or before in _RUN_ONE_WORD or _RUN_ID.match(before) is not None)
+                    or before in _RUN_ONE_WORD or _RUN_ID.match(before) is not None
+                    or _RUN_NAME.match(words[k - 1].strip('"\'')) is not None)
         if word in _RUN_MOVES and not (before in _RUN_ONE_WORD or (
                 _RUN_NUMBER.match(before) and _RUN_UNIT.search(' '.join(lowered[k + 1:k + 3])))):
             continue  # "tilt the camera down 45", "fly 2 m forward": the order's direction
@@ -634,7 +642,7 @@ def _run_on(part: str) -> list[str]:
         if word in ('alt', 'altitude', 'height') and before in ('takeoff', 'off'):
             continue  # "takeoff alt 15": the takeoff's own height (ANNOTATION.md)
         cuts.append(k)
-    opened = [lowered[k] for k in [0] + cuts]
+    opened = [lowered[k] for k in [first] + cuts]
     if not cuts or len(set(opened)) < len(opened):
         return [part]  # none, or an order said twice: emphasis ("COME BACK COME BACK"), one
     pieces, start = [], 0
