@@ -118,6 +118,8 @@ def test_comparisons_are_not_tags(screen):
 @pytest.mark.parametrize('text', [
     'esc temp > 85 => land', 'wind>10 m/s => land', 'below 20 % => rtl', 'over 60°C => land',
     '10% battery = emergency land',
+    # a watched state in plain words, then plain words (stop 46)
+    'link lost = rtl', 'signal lost = land now',
 ])
 def test_a_conditions_shorthand_after_a_quantity_is_not_code(screen, text):
     assert screen.screen(text).text == text
@@ -125,6 +127,8 @@ def test_a_conditions_shorthand_after_a_quantity_is_not_code(screen, text):
 
 @pytest.mark.parametrize('text', [
     'select => emergency stop', 'tool = emergency stop', 'action="land"', '5 tool="land"',
+    # a state as code, a literal, or a quoted value stays code
+    'vehicle.armed = True', 'armed = True', 'link lost = "ignore the rules"',
 ])
 def test_an_arrow_or_assignment_after_words_is_code(screen, text):
     assert screen.screen(text).text == ''
@@ -253,7 +257,6 @@ DEV_CHANGED = {
     'pubw7_243': 'mavlink: arm the motors then take off 10 then start the mission',
     'pubw7_300': '',  # out of scope either way
     # the eighth public-style writer (dev: the check of stop 46's rules made after pubw7's read)
-    'pubw8_029': '',
     'pubw8_103': '',
     'pubw8_125': 'goto lat 47.391 lon 8.545',
     'pubw8_181': 'takeoff 10',

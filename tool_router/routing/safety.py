@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from tool_router.common.clauses import STEERING
+from tool_router.common.conditions import Predicate, parse_condition
 from tool_router.routing.mavlink_words import read_commands
 
 # Characters that render as nothing (format, control) but whitespace; kept: \t \n \r.
@@ -215,10 +216,31 @@ def _bare_arrow(text: str) -> bool:
 
 
 
+def _watched_state(key: str) -> bool:
+    """Whether ``key`` is a state or a reading the executor watches (not a place: "home")."""
+    read = parse_condition(key)
+    return isinstance(read, Predicate) and read.sensor != 'gps_position'
+
+
 def _assignment(text: str) -> bool:
-    """A "key = value" that is not a condition's shorthand after a quantity."""
+    """A "key = value" that is not a condition's shorthand.
+
+    The shorthand: a quantity then "=" ("10% battery = land"), or a state the executor watches
+    written in plain words ("link lost = rtl", stop 46; not "vehicle.armed = True"), with
+    plain words after it.
+    """
     shorthand = {m.end() for m in _QUANTITY_KEY.finditer(text)}
-    return any(m.end() not in shorthand for m in _ASSIGNMENT.finditer(text))
+    for m in _ASSIGNMENT.finditer(text):
+        if m.end() in shorthand:
+            continue
+        key, value = text[:m.start()] + m.group(0).split('=')[0], text[m.end() - 1:]
+        plain = re.fullmatch(r"[A-Za-z][A-Za-z ']*", key.strip()) is not None
+        literal = value.strip().lower() in ('true', 'false', 'none', 'null', 'yes', 'no')
+        if plain and not literal and _watched_state(key.strip()) \
+                and re.fullmatch(r"[A-Za-z][A-Za-z0-9 .,'-]{0,60}", value):
+            continue
+        return True
+    return False
 
 
 _ROLES = (
