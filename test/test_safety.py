@@ -262,8 +262,10 @@ DEV_CHANGED = {
     'pubw8_181': 'takeoff 10',
     'pubw8_279': 'arm. takeoff 5. rotate 90',
     'pubw8_321': 'takeoff 3. forward 2. yaw 90. land',
-    # the ninth (dev, unread: the check of stop 47's work)
+    # the ninth (dev: the check of stop 46's rules, read at its end)
     'pubw9_161': '',
+    # the tenth (dev, unread: the check of stop 47's work)
+    'pubw10_318': '',
 }
 
 
