@@ -37,8 +37,8 @@ IMAGING = frozenset({'rgb_camera', 'thermal_camera', 'multispectral_camera', 'li
 
 
 @dataclass(frozen=True)
-class ExtraReadings:
-    """A condition clause, the sensor that watches it, and the readings dropped from it."""
+class ConditionDrop:
+    """A condition clause, the sensor that watches it, and the tools dropped from it."""
 
     clause: str
     sensor: str
@@ -46,12 +46,12 @@ class ExtraReadings:
 
 
 def drop_extra_readings(decision: Decision, text: str, catalog: Catalog
-                        ) -> tuple[Decision, ExtraReadings | None]:
+                        ) -> tuple[Decision, ConditionDrop | None]:
     """``decision`` without the extra sensors chosen from a condition that one sensor reads."""
     if len(decision.tools) < 2 or not decision.clause_index:
         return decision, None
     sensors = {t.name for t in catalog if t.kind is Kind.SENSOR} - IMAGING
-    found: list[ExtraReadings] = []
+    found: list[ConditionDrop] = []
     for clause in split_clauses(text):
         if clause.role != 'condition':
             continue
@@ -61,7 +61,7 @@ def drop_extra_readings(decision: Decision, text: str, catalog: Catalog
             continue
         read = parse_condition(clause.embedded, request=text)
         if isinstance(read, Predicate) and read.sensor in mine:
-            found.append(ExtraReadings(clause.text, read.sensor,
+            found.append(ConditionDrop(clause.text, read.sensor,
                                        tuple(t for t in mine if t != read.sensor)))
     for fact in found:
         decision = decision.without(set(fact.dropped), f'{", ".join(fact.dropped)} dropped: the '
@@ -85,17 +85,8 @@ _SETS = {
 }
 
 
-@dataclass(frozen=True)
-class ConditionOrders:
-    """A condition clause, the sensor that watches it, and the orders dropped from it."""
-
-    clause: str
-    sensor: str
-    dropped: tuple[str, ...]
-
-
 def drop_condition_orders(decision: Decision, text: str, catalog: Catalog
-                          ) -> tuple[Decision, ConditionOrders | None]:
+                          ) -> tuple[Decision, ConditionDrop | None]:
     """``decision`` without the actuators chosen only from a condition that a sensor reads."""
     if len(decision.tools) < 2 or not decision.clause_index:
         return decision, None
@@ -103,7 +94,7 @@ def drop_condition_orders(decision: Decision, text: str, catalog: Catalog
     actions = ' '.join(c.text for c in clauses if c.role == 'action')
     if not actions:
         return decision, None  # the whole request read as a condition: the order is in it
-    found: list[ConditionOrders] = []
+    found: list[ConditionDrop] = []
     for clause in clauses:
         if clause.role != 'condition':
             continue
@@ -115,7 +106,7 @@ def drop_condition_orders(decision: Decision, text: str, catalog: Catalog
                    and catalog.get(t).kind is Kind.ACTUATOR
                    and not _SETS[(read.field, t)].search(actions)]
         if watched:
-            found.append(ConditionOrders(clause.text, read.sensor, tuple(watched)))
+            found.append(ConditionDrop(clause.text, read.sensor, tuple(watched)))
     for fact in found:
         decision = decision.without(set(fact.dropped), f'{", ".join(fact.dropped)} dropped: '
                                     f'"{fact.clause}" is a condition {fact.sensor} watches')
