@@ -321,7 +321,9 @@ _ARG = re.compile(
 
 # A payload of the vehicle named as the call's object keeps its word: "gimbal.set_pitch(-90)"
 # is the gimbal's pitch, "camera.capture()" a photo (other objects, "drone.", "tello.", add
-# nothing). Never "payload." (a release typed as code stays the words of its method).
+# nothing). Never "payload." (a release typed as code stays the words of its method). Not the
+# switchable payloads' nouns of routing/payload_nouns.py: these are the code objects whose name
+# says which tool a method belongs to (a camera, the mission, the battery, the GPS...).
 _PAYLOAD_OBJECTS = frozenset({
     'gimbal', 'camera', 'cam', 'winch', 'spotlight', 'searchlight', 'light', 'lamp', 'led',
     'leds', 'speaker', 'thermal', 'lidar', 'zoom', 'recorder', 'video', 'mission', 'battery',
