@@ -24,6 +24,7 @@ CATALOG = load_catalog(config_path('catalog.yaml'))
 def test_a_turn_towards_home_is_a_heading(text, index, expected):
     d, fact = face_home_is_a_heading(rule_decision(index), text, CATALOG)
     assert fact is not None and d.tools == expected and 'return_to_home dropped' in d.note
+    assert not d.abstained  # a tool is still served (it had said abstained)
 
 
 @pytest.mark.parametrize('text', ['come home', 'turn around and come home', 'head home now',

@@ -22,6 +22,7 @@ CATALOG = load_catalog(config_path('catalog.yaml'))
 def test_a_stopped_mission_is_a_hold(text, index, expected):
     d, fact = mission_stop_is_a_hold(rule_decision(index), text, CATALOG)
     assert fact is not None and d.tools == expected and 'execute_mission dropped' in d.note
+    assert not d.abstained  # a tool is still served (it had said abstained)
 
 
 @pytest.mark.parametrize('text, index', [

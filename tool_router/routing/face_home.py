@@ -41,10 +41,7 @@ def face_home_is_a_heading(decision: Decision, text: str, catalog: Catalog
     clause = next((c for c in split_clauses(text) if c.index == at), None)
     if clause is None or clause.negated or not _FACE_HOME.match(clause.text.strip(' .!')):
         return decision, None
-    score = decision.aligned_scores()[decision.tools.index(HOME)]
-    gate = decision.conditions.get(HOME, '')
-    kept = decision.without({HOME}, f'{HOME} dropped: "{clause.text}" turns towards home')
-    if HEADING not in kept.tools and HEADING in catalog:
-        kept = kept.with_rule_tool(HEADING, score, clause.index, clause.text,
-                                   'a turn towards home', gate)
+    kept = decision.with_tool_replaced(
+        HOME, HEADING if HEADING in catalog else None, clause.index, clause.text,
+        'a turn towards home', f'{HOME} dropped: "{clause.text}" turns towards home')
     return kept, ClauseDrop(clause.text, (HOME,), 'turns towards home')

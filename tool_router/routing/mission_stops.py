@@ -41,10 +41,9 @@ def mission_stop_is_a_hold(decision: Decision, text: str, catalog: Catalog
     m = _STOP.match(clause.text.strip(' .!')) if clause is not None else None
     if clause is None or m is None or clause.negated:
         return decision, None
-    score = decision.aligned_scores()[decision.tools.index(MISSION)]
-    gate = decision.conditions.get(MISSION, '')
-    kept = decision.without({MISSION}, f'{MISSION} dropped: "{clause.text}" stops the mission')
-    if m.group('verb').lower() in _HOLDS and HOLD not in kept.tools and HOLD in catalog:
-        kept = kept.with_rule_tool(HOLD, score, clause.index, clause.text,
-                                   'the mission stopped: the vehicle holds', gate)
+    holds = m.group('verb').lower() in _HOLDS and HOLD in catalog
+    kept = decision.with_tool_replaced(
+        MISSION, HOLD if holds else None, clause.index, clause.text,
+        'the mission stopped: the vehicle holds',
+        f'{MISSION} dropped: "{clause.text}" stops the mission')
     return kept, ClauseDrop(clause.text, (MISSION,), 'stops the mission')

@@ -14,7 +14,7 @@ engines" and "kill switch" stay emergency stops: the object is the vehicle's or 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from tool_router.common.catalog import Catalog
 from tool_router.common.clauses import split_clauses
@@ -52,13 +52,7 @@ def payload_kills(decision: Decision, text: str, catalog: Catalog
         return decision, None
     kind = next(k for k in _TOOL if m.group(k))
     payload = _TOOL[kind]
-    k = decision.tools.index(STOP)
-    score = decision.aligned_scores()[k]
-    gate = decision.conditions.get(STOP, '')
-    note = f'{STOP} dropped: "{m.group(0)}" is no motor cut'
-    kept = decision.without({STOP}, note)
-    if payload in kept.tools or payload not in catalog:
-        return kept, PayloadKill(clause.text, payload)
-    added = kept.with_rule_tool(payload, score, clause.index, m.group(0),
-                                f'cut: {m.group(kind)}', gate)
-    return replace(added, abstained=False), PayloadKill(clause.text, payload)
+    kept = decision.with_tool_replaced(
+        STOP, payload if payload in catalog else None, clause.index, m.group(0),
+        f'cut: {m.group(kind)}', f'{STOP} dropped: "{m.group(0)}" is no motor cut')
+    return kept, PayloadKill(clause.text, payload)

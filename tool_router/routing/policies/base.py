@@ -114,6 +114,23 @@ class Decision:
                        scores=[*self.aligned_scores(), score], evidence=evidence,
                        clause_index={**self.clause_index, tool: clause}, conditions=conditions)
 
+    def with_tool_replaced(self, gone: str, tool: str | None, clause: int, fragment: str,
+                           detail: str, note: str) -> 'Decision':
+        """This decision with ``gone`` dropped (``note``) and ``tool`` answering in its place.
+
+        A router rule's correction ("kill the floodlight" is the light's, not a motor cut:
+        routing/payload_kills.py, face_home.py, mission_stops.py): ``tool`` takes ``gone``'s
+        score and gate; ``tool`` None or already chosen, the drop alone. An answer left holding
+        a tool is no abstention.
+        """
+        score = self.aligned_scores()[self.tools.index(gone)]
+        gate = self.conditions.get(gone, '')
+        kept = self.without({gone}, note)
+        if tool is None or tool in kept.tools:
+            return kept
+        added = kept.with_rule_tool(tool, score, clause, fragment, detail, gate)
+        return replace(added, abstained=False)
+
     def capped(self, max_tools: int) -> 'Decision':
         """This decision as the router will serve it: at most ``max_tools`` tools."""
         if len(self.tools) <= max_tools:
