@@ -27,13 +27,24 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from tool_router.common.catalog import Catalog, Kind
 from tool_router.common.clauses import split_clauses
-from tool_router.common.conditions import Predicate, parse_condition
+from tool_router.common.conditions import Parsed, Predicate, parse_condition
 from tool_router.routing.policies.base import Decision
 
 IMAGING = frozenset({'rgb_camera', 'thermal_camera', 'multispectral_camera', 'lidar_scanner'})
+
+
+@lru_cache(maxsize=128)
+def _read(condition: str, request: str) -> Parsed:
+    """The executor's reading of one condition clause of ``request``.
+
+    Both rules of this module read the same clauses of the same request, one after the other:
+    the grammar runs once per clause (its answers are frozen).
+    """
+    return parse_condition(condition, request=request)
 
 
 @dataclass(frozen=True)
@@ -59,7 +70,7 @@ def drop_extra_readings(decision: Decision, text: str, catalog: Catalog
                 if decision.clause_index.get(t) == clause.index and t in sensors]
         if len(mine) < 2:
             continue
-        read = parse_condition(clause.embedded, request=text)
+        read = _read(clause.embedded, text)
         if isinstance(read, Predicate) and read.sensor in mine:
             found.append(ConditionDrop(clause.text, read.sensor,
                                        tuple(t for t in mine if t != read.sensor)))
@@ -99,7 +110,7 @@ def drop_condition_orders(decision: Decision, text: str, catalog: Catalog
         if clause.role != 'condition':
             continue
         mine = [t for t in decision.tools if decision.clause_index.get(t) == clause.index]
-        read = parse_condition(clause.embedded, request=text) if mine else None
+        read = _read(clause.embedded, text) if mine else None
         if not isinstance(read, Predicate) or read.sensor not in decision.tools:
             continue
         watched = [t for t in mine if (read.field, t) in _SETS and t in catalog
