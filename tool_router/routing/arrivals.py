@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 from tool_router.common.catalog import Catalog
 from tool_router.common.conditions import WAYPOINT
@@ -69,26 +70,17 @@ def arrival_place(condition: str) -> str:
 def add_arrival_sensor(decision: Decision, text: str, catalog: Catalog
                        ) -> tuple[Decision, ArrivalAdded | None]:
     """``decision`` with ``gps_position`` for a condition that is an arrival at a place."""
-    if not decision.tools or POSITION in decision.tools or POSITION not in catalog \
-            or not _CUE.search(text) or not _CONDITION_WORD.search(text):
+    if not _CUE.search(text) or not _CONDITION_WORD.search(text):
         return decision, None
-    moods = clause_moods(text)
-    if any(cm.mood.kind == QUESTION for cm in moods):  # "how long before it reaches the gate"
-        return decision, None
-    for cm in moods:
-        c = cm.clause
-        if c.role != 'condition' or c.negated:
-            continue
-        place = arrival_place(c.text)
-        if not place:
-            continue
-        added = decision.with_rule_tool(POSITION, min(decision.aligned_scores()), c.index,
-                                        c.text, f'arrival at {place}')
-        return added, ArrivalAdded(c.text, place)
-    return decision, None
+    return _add_for_condition(decision, text, catalog, POSITION, arrival_place, 'arrival at {}')
 
 
 STATE = 'vehicle_state'
+
+
+def _waypoint(condition: str) -> str:
+    m = WAYPOINT.search(condition)
+    return m.group(0) if m else ''
 
 
 def add_waypoint_progress(decision: Decision, text: str, catalog: Catalog
@@ -100,17 +92,30 @@ def add_waypoint_progress(decision: Decision, text: str, catalog: Catalog
     and pubw8. The executor refuses the condition with its reason (no reading reports the
     waypoint), so the order waits rather than runs at once.
     """
-    if not decision.tools or STATE in decision.tools or STATE not in catalog \
-            or not WAYPOINT.search(text):
+    if not WAYPOINT.search(text):
+        return decision, None
+    return _add_for_condition(decision, text, catalog, STATE, _waypoint,
+                              'a waypoint of the mission: its progress')
+
+
+def _add_for_condition(decision: Decision, text: str, catalog: Catalog, tool: str,
+                       place_of: Callable[[str], str], detail: str
+                       ) -> tuple[Decision, ArrivalAdded | None]:
+    """``decision`` with ``tool`` for the first condition clause ``place_of`` finds a place in.
+
+    Never in a request that asks, for a negated condition, into an empty answer, or when the
+    answer has ``tool`` already; the tool takes the answer's lowest score.
+    """
+    if not decision.tools or tool in decision.tools or tool not in catalog:
         return decision, None
     moods = clause_moods(text)
-    if any(cm.mood.kind == QUESTION for cm in moods):
+    if any(cm.mood.kind == QUESTION for cm in moods):  # "how long before it reaches the gate"
         return decision, None
     for cm in moods:
         c = cm.clause
-        m = WAYPOINT.search(c.text) if c.role == 'condition' and not c.negated else None
-        if m is not None:
-            added = decision.with_rule_tool(STATE, min(decision.aligned_scores()), c.index,
-                                            c.text, 'a waypoint of the mission: its progress')
-            return added, ArrivalAdded(c.text, m.group(0))
+        place = place_of(c.text) if c.role == 'condition' and not c.negated else ''
+        if place:
+            added = decision.with_rule_tool(tool, min(decision.aligned_scores()), c.index,
+                                            c.text, detail.format(place))
+            return added, ArrivalAdded(c.text, place)
     return decision, None
