@@ -266,6 +266,20 @@ DEV_CHANGED = {
     'pubw9_161': '',
     # the tenth (dev, unread: the check of stop 47's work)
     'pubw10_318': '',
+    'pubw11_027': '',
+    'pubw11_038': '',
+    'pubw11_072': 'send return to launch',
+    'pubw11_090': 'issue loiter here here',
+    'pubw11_093': 'liftoff. move left 100. touch down',
+    'pubw11_148': 'yaw to heading 180 absolute',
+    'pubw11_160': 'get battery',
+    'pubw11_163': '',
+    'pubw11_198': 'fire operate the winch to pay out 4 m of line',
+    'pubw11_210': 'move forward 200',
+    'pubw11_213': '',
+    'pubw11_244': 'arm the motors, then take off 10, then start the mission',
+    'pubw11_300': 'change speed to 8 m/s',
+    'pubw11_303': 'terminate the flight now!!',
 }
 
 
