@@ -363,7 +363,7 @@ TYPED_REFUSED = [
     ('at sunset', 'sunrise and sunset are not known'),
     ('within 10 yards of home', "unit 'yards' is not read"),
     ('if the motors exceed 9000 rpm', "unit 'rpm' is not read"),
-    ('when you reach waypoint 3', "waypoint is not watched"),
+    ('within 5 m of waypoint 3', "only reaching a mission's waypoint is watched"),
     ('when you get near the tower', "unknown place 'the tower'"),
     ('before the battery hits 10%', '"before" conditions are not executed'),
     ('if battery < 20 and wind > 10', 'one condition per action'),
@@ -520,7 +520,23 @@ def test_a_link_in_percent_is_refused_never_the_battery(text):
     assert not isinstance(read, Predicate) and 'signal strength' in read.reason
 
 
-@pytest.mark.parametrize('text', ['at waypoint 4', 'when we hit WP 5', 'once at wp3'])
-def test_a_waypoint_is_refused_with_its_reason(text):
+@pytest.mark.parametrize('text,number', [
+    ('at waypoint 4', 4), ('when we hit WP 5', 5), ('once at wp3', 3), ('once past wp 3', 3),
+    ('after waypoint four', 4), ('when the drone reaches waypoint #2', 2),
+    ('once waypoint 6 is reached', 6), ('when you get to wp 7', 7)])
+def test_a_waypoint_reached_is_the_mission_item_the_vehicle_reports(text, number):
+    # numbered as a ground station shows them; vehicle_state.waypoint is the last item reached
     read = parse_condition(text)
-    assert not isinstance(read, Predicate) and 'waypoint is not watched' in read.reason
+    assert isinstance(read, Predicate), read
+    assert (read.sensor, read.field, read.op, read.threshold) == \
+        ('vehicle_state', 'waypoint', '>=', float(number))
+    assert not read.holds({'waypoint': number - 1}) and read.holds({'waypoint': number})
+
+
+@pytest.mark.parametrize('text', ['if we are 10 m from waypoint 3', 'within 5 m of WP2',
+                                  'when the battery at waypoint 3 is low', 'at waypoint 0',
+                                  'when waypoint 2 is blocked'])
+def test_anything_about_a_waypoint_but_reaching_it_is_refused_with_its_reason(text):
+    read = parse_condition(text)
+    assert not isinstance(read, Predicate)
+    assert "only reaching a mission's waypoint is watched" in read.reason

@@ -101,3 +101,33 @@ def test_readme_flow_flies_on_both_autopilots(rig):
     assert wait_for(lambda: rig.state().get('phase') == 'disarmed', timeout_s=60.0)
     assert sim.snapshot()['alt'] == 0.0
     assert rig.link.read('link_quality')['packet_loss_pct'] == 0.0  # lossless localhost
+
+
+def test_a_waypoint_watch_reads_the_missions_items_alike_on_both_autopilots(rig):
+    # ArduPilot's MISSION_CURRENT counts home as item 0, PX4's does not: "at waypoint 2" is the
+    # second item a ground station shows on both, and the reading agrees with the vehicle's own
+    sim = rig.sim
+    record, _ = rig.run(['arm_motors', 'takeoff'], 'arm the motors and take off to 20 m', 'w1')
+    assert [x.outcome for x in record.tools] == ['dispatched'] * 2, messages(record)
+    record, t = rig.run(['execute_mission'], 'run the mission', 'w2')
+    assert t['execute_mission'].outcome == 'dispatched', messages(record)
+    assert wait_for(lambda: rig.state().get('mission') == 'running', timeout_s=10.0)
+    sel = make_selection('w3', request_text='at waypoint 2 take a photo', tools=['rgb_camera'],
+                         conditions=['at waypoint 2'])
+    record = rig.pipe.process(sel)
+    assert [x.outcome for x in record.tools] == ['armed'], messages(record)
+    assert 'vehicle_state.waypoint >= 2' in record.tools[0].message
+    seen = []
+
+    def reached_two():
+        with sim.lock:  # the vehicle's own count of items reached, then the executor's reading
+            own = sim.state.mission_index if sim.state.mission_state == 3 else len(sim.mission)
+        seen.append((own, rig.state().get('waypoint')))
+        return rig.watches.tick() or rig.fired
+    assert wait_for(reached_two, timeout_s=90.0)
+    assert rig.fired[0].tool == 'rgb_camera'
+    with sim.lock:
+        assert sim.state.mission_index >= 2 or sim.state.mission_state == 5
+    # a reading at most one MISSION_CURRENT behind the vehicle, never ahead of it
+    assert all(got is None or own - 1 <= got <= own for own, got in seen), seen
+    assert any(got == 1 for _, got in seen), seen

@@ -169,6 +169,25 @@ def test_time_condition_fires_after_the_delay(catalog):
     assert rig.records[0].tools[0].outcome == 'dispatched' and rig.vehicle.state.phase == 'landed'
 
 
+def test_a_waypoint_watch_fires_when_the_mission_reaches_that_item(catalog):
+    # 'run the mission and at waypoint 4 take a photo': the simulator's 8 items over 30 s
+    rig = Rig(catalog, drain=0.0)
+    rig.fly()
+    rec = rig.pipe.process(make_selection('wp', tools=['execute_mission', 'rgb_camera'],
+                                          conditions=['', 'at waypoint 4']))
+    assert [t.outcome for t in rec.tools] == ['dispatched', 'armed']
+    assert 'vehicle_state.waypoint >= 4' in rec.tools[1].message
+    rig.run(14.5)  # item 3 reached at 11.25 s, item 4 at 15 s
+    assert rig.vehicle.state.waypoint == 3 and rig.records == []
+    rig.run(1.0)
+    assert [r.tools[0].tool for r in rig.records] == ['rgb_camera']
+    assert rig.events[-1].event == 'fired' and rig.events[-1].value == 4
+    rig.run(20.0)  # the mission ends: the watch fired once
+    state = rig.vehicle.snapshot()
+    assert (state['mission'], state['waypoint']) == ('finished', 8)
+    assert len(rig.records) == 1
+
+
 def test_a_wait_longer_than_the_ttl_still_fires(catalog):
     rig = Rig(catalog, drain=0.0, ttl_s=60.0)
     rig.fly()

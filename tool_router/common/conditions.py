@@ -517,10 +517,7 @@ def parse_condition(text: str, context_sensors: tuple[str, ...] | list[str] = ()
         return _refuse(text, f'unit {unknown.group(1)!r} is not read: give m, ft, km, m/s, km/h, '
                              'knots, mph, °C, °F, %, V, dBm, ms or ppm')
     if WAYPOINT.search(low) and not any(name.lower() in low for name in (places or {})):
-        return _refuse(text, "a mission's waypoint is not watched: the executor reads whether "
-                             'the mission is finished, not which waypoint it is at; say "when '
-                             'the mission is done", or give the place (home, a named point, a '
-                             'latitude, longitude)')
+        return _waypoint(raw, low)
     if SEA_LEVEL.search(low):
         return _refuse(text, 'an altitude above sea level (MSL) is not compared: the altitude '
                              'sensor reads above the launch point, whose elevation is not known '
@@ -537,6 +534,34 @@ def parse_condition(text: str, context_sensors: tuple[str, ...] | list[str] = ()
         return _refuse(text, 'no threshold: say a number and unit (e.g. "if the wind exceeds '
                              '12 m/s")')
     return _refuse(text, 'no known quantity, state or detection in the condition')
+
+
+# -- a mission's waypoint ----------------------------------------------------------------------
+# "at waypoint 4", "when we hit WP 5", "once past wp3", "after waypoint four": the mission's item
+# reached, numbered as a ground station shows them (the first item is 1, home is not one);
+# vehicle_state.waypoint is the last item reached (docs/EXECUTOR.md, "Conditions")
+_WAYPOINT_WORDS = frozenset((
+    'we', 'you', 'it', 'i', 'the', 'drone', 'vehicle', 'uav', 'aircraft', 'copter', 'quad', 'are',
+    'is', 're', "we're", "you're", "it's", 's', 'get', 'gets', 'got', 'to', 'reach', 'reaches',
+    'reached', 'reaching', 'hit', 'hits', 'hitting', 'arrive', 'arrives', 'arrived', 'arriving',
+    'at', 'pass', 'passes', 'passed', 'passing', 'past', 'make', 'makes', 'made', 'complete',
+    'completes', 'completed', 'finish', 'finishes', 'finished', 'after', 'upon', 'on', 'has',
+    'have', 'been', 'mission', 'route', 'number', 'no', 'item', 'there', 'over', 'done', 'with',
+    'gotten', 'comes', 'come', 'up', 'next'))
+
+
+def _waypoint(raw: str, low: str) -> Parsed:
+    m = WAYPOINT.search(low)
+    assert m is not None
+    number = int(re.findall(r'\d+', m.group(0))[-1])
+    rest = re.findall(r"[a-z']+|\d+", f'{low[:m.start()]} {low[m.end():]}')
+    if number < 1 or any(word not in _WAYPOINT_WORDS for word in rest):
+        return _refuse(raw, "only reaching a mission's waypoint is watched (\"at waypoint 4\", "
+                            '"once past wp 3"): the executor knows which item the mission has '
+                            'reached, not where a waypoint is or what happens near it')
+    return Predicate(text=raw, quantity='mission waypoint', sensor='vehicle_state',
+                     field='waypoint', op='>=', threshold=float(number),
+                     written=' '.join(m.group(0).split()))
 
 
 # -- time ------------------------------------------------------------------------------------

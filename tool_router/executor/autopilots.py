@@ -62,6 +62,9 @@ class Profile:
     mode_after: dict[str, str] = field(default_factory=dict)
     absolute_altitudes: bool = False  # NAV_TAKEOFF param7 / DO_REPOSITION z are AMSL
     min_takeoff_m: float = 0.0  # lower take-off requests are refused, not clamped
+    # MISSION_CURRENT.seq of the mission's first item: ArduPilot keeps home as item 0 (seq 1 is
+    # the first waypoint a ground station shows), PX4 counts the items from 0
+    first_item_seq: int = 0
 
     # -- modes -----------------------------------------------------------------
     def mode_name(self, custom_mode: int) -> str:
@@ -231,7 +234,8 @@ def ardupilot_profile() -> Profile:
         name='ardupilot', label='ArduCopter', autopilot_id=MAV_AUTOPILOT_ARDUPILOTMEGA,
         flight_mode='GUIDED', hold_mode='GUIDED', no_arm_modes=ARDUCOPTER_NO_ARM,
         mode_after={'land': 'LAND', 'precision_land': 'LAND', 'rtl': 'RTL',
-                    'mission_start': 'AUTO'})
+                    'mission_start': 'AUTO'},
+        first_item_seq=1)
 
 
 def px4_profile(min_takeoff_m: float = 2.5) -> Profile:

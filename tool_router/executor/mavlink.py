@@ -696,6 +696,7 @@ class MavlinkLink:
         if current is not None and getattr(current, 'mission_state', None):
             values['mission'] = {2: 'none', 3: 'running', 4: 'paused',
                                  5: 'finished'}.get(current.mission_state, 'none')
+            values['waypoint'] = _waypoint_reached(current, self.profile())
         return values
 
     def _read_health(self) -> dict[str, Any]:
@@ -712,6 +713,20 @@ class MavlinkLink:
         alt_margin = self.config.max_altitude_m - pos.relative_alt / 1000.0
         margin = min(margin, alt_margin)
         return {'inside': margin >= 0.0, 'margin_m': round(margin, 2)}
+
+
+def _waypoint_reached(current: Any, profile: Profile | None) -> int:
+    """The last mission item reached, numbered as a ground station shows them (first = 1).
+
+    MISSION_CURRENT.seq is the item flown to: ArduPilot's first waypoint is seq 1 (home is 0),
+    PX4's is seq 0; a finished mission has reached its last item (``total`` excludes home).
+    """
+    if current.mission_state == 5:
+        return int(current.total)
+    if current.mission_state not in (3, 4):
+        return 0
+    first = profile.first_item_seq if profile is not None else 0
+    return max(0, int(current.seq) - first)
 
 
 # catalog sensor tool -> mavlink sensor name (for MavlinkLink.read with a tool name)

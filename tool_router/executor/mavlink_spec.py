@@ -103,8 +103,8 @@ SENSORS: dict[str, str] = {
     'gps': 'GPS_RAW_INT: fix_type, satellites, hdop',
     'link': 'HEARTBEAT age, sequence gaps, RADIO_STATUS: link_lost, heartbeat_age_s, '
             'packet_loss_pct, rssi_dbm (SiK scale, when RADIO_STATUS arrives)',
-    'state': 'HEARTBEAT (+ EXTENDED_SYS_STATE): armed, mode, on_ground, phase, altitude_m, '
-             'battery_pct, mission',
+    'state': 'HEARTBEAT (+ EXTENDED_SYS_STATE, MISSION_CURRENT): armed, mode, on_ground, '
+             'phase, altitude_m, battery_pct, mission, waypoint',
     'health': 'SYS_STATUS sensor health bits: errors, cpu_load_pct',
     'geofence': 'position against the executor geofence: inside, margin_m',
 }

@@ -998,7 +998,9 @@ class MavlinkSim:
                                        int(self.home_amsl * 1000), 0, 0, 0, [1, 0, 0, 0],
                                        0, 0, 0)
         elif msg_id == M.MAVLINK_MSG_ID_MISSION_CURRENT:
-            mav.mission_current_send(s.mission_index, len(self.mission), s.mission_state)
+            # ArduPilot keeps home as mission item 0, so its first waypoint is seq 1; PX4's is 0
+            mav.mission_current_send(s.mission_index + (0 if self.px4 else 1), len(self.mission),
+                                     s.mission_state)
         elif msg_id == M.MAVLINK_MSG_ID_RADIO_STATUS:
             mav.radio_status_send(220, 210, 100, 0, 0, 0, 0)
 

@@ -31,6 +31,7 @@ from tool_router.common.telemetry import (Battery, Fix, LocalPose, Telemetry, Ve
 
 SETBOOL_TOOLS = ('spotlight', 'video_recorder', 'area_mapping')
 SPOTLIGHT_DRAIN_PCT_PER_S = 0.005  # the spotlight's extra drain in the air
+MISSION_ITEMS = 8  # the simulated mission's items (waypoints 1-8 as a ground station shows them)
 MOTION_IN_AIR = ('hold_position', 'goto_waypoint', 'execute_mission', 'set_altitude', 'set_speed',
                  'set_heading', 'orbit_point', 'follow_target')
 
@@ -103,6 +104,7 @@ class VehicleState:
     terminated: bool = False
     mission: str = 'none'  # none | running | finished
     mission_elapsed_s: float = 0.0
+    waypoint: int = 0  # the last mission item reached, numbered as a ground station shows them
     commands: int = 0
     last_command: str = ''
     history: list[str] = field(default_factory=list)
@@ -179,6 +181,9 @@ class SimVehicle:
                     s.activity = ''
             if s.mission == 'running':
                 s.mission_elapsed_s += dt
+                # MISSION_ITEMS evenly spaced in time; the last is reached as the mission ends
+                s.waypoint = min(MISSION_ITEMS, int(s.mission_elapsed_s / self.mission_duration_s
+                                                    * MISSION_ITEMS))
                 if s.mission_elapsed_s >= self.mission_duration_s:
                     s.mission, s.mode, s.speed_mps = 'finished', 'LOITER', 0.0
 
@@ -299,7 +304,7 @@ class SimVehicle:
         s.phase, s.mode, s.altitude_m, s.speed_mps = 'landed', 'LAND', 0.0, 0.0
         s.mapping, s.activity, s.activity_left_s, s.orbit_radius_m = False, '', 0.0, 0.0
         if s.mission == 'running':
-            s.mission = 'none'
+            s.mission, s.waypoint = 'none', 0
         return Answer(True, how)
 
     def _do_land(self) -> Answer:
@@ -387,8 +392,8 @@ class SimVehicle:
     def _do_execute_mission(self) -> Answer:
         return self._in_air('execute_mission', lambda s: _set(
             s, mode='MISSION', speed_mps=6.0, mission='running', mission_elapsed_s=0.0,
-            activity='', activity_left_s=0.0,
-            msg=f'mission started (item 1/8, about {self.mission_duration_s:g} s)'))
+            waypoint=0, activity='', activity_left_s=0.0,
+            msg=f'mission started (item 1/{MISSION_ITEMS}, about {self.mission_duration_s:g} s)'))
 
     def _do_set_altitude(self, args: dict[str, ArgValue]) -> Answer:
         target = float(args['altitude_m'])
@@ -657,6 +662,7 @@ READINGS: dict[str, Callable[[VehicleState], dict[str, Any]]] = {
     'system_health': lambda s: {'errors': 0, 'cpu_load_pct': 23.0},
     'vehicle_state': lambda s: {'phase': s.phase, 'mode': s.mode, 'altitude_m': s.altitude_m,
                                 'battery_pct': round(s.battery_pct, 3), 'mission': s.mission,
+                                'waypoint': s.waypoint,
                                 'on_ground': s.phase != 'airborne',
                                 'armed': s.phase != 'disarmed'},
     'geofence_monitor': lambda s: {'inside': _fence_margin(s) >= 0.0,
