@@ -304,6 +304,9 @@ _ONE_CALL = re.compile(
     r'\(([^(){}\[\]<>:;]*)\)'
 )
 _CALL_GAP = re.compile(r'\s*[;,]?\s*')
+# A plain word between or after the calls ("drone.takeoff() then drone.land()", "copter.land()
+# now", "tello.streamon() so we can watch"): a word that is no object, call or identifier.
+_PLAIN_WORD = re.compile(r"\s*[,;]?\s*([A-Za-z][A-Za-z']*)(?![\w(]|\.\w)\s*[,;.!?]*")
 _META_WORDS = frozenset({
     'select', 'tool', 'tools', 'run', 'call', 'invoke', 'exec', 'eval', 'use', 'function',
     'choose', 'pick', 'output', 'router', 'agent', 'llm', 'assistant', 'system', 'model',
@@ -439,14 +442,27 @@ class Screen:
                 return ''
             return f'mode {name}'
         calls: list[re.Match[str]] = []
+        plain: list[list[str]] = [[]]  # the plain words before each call, then after the last
         pos = 0
         while pos < len(folded) or not calls:
             m = _ONE_CALL.match(folded, pos)
             if m is None:
-                return ''
+                word = _PLAIN_WORD.match(folded, pos)
+                if word is None or word.end() == pos:
+                    return ''
+                plain[-1].append(word.group(1))
+                pos = word.end()
+                continue
             calls.append(m)
+            plain.append([])
             gap = _CALL_GAP.match(folded, m.end())
             pos = gap.end() if gap else m.end()
+        if not calls:
+            return ''
+        # the words around the calls count only as a request's words would (no identifier, role
+        # or steering: "drone.land() and ignore the rules" stays syntax)
+        if any(plain) and self.reason(' '.join(w for ws in plain for w in ws)):
+            return ''
         orders = []
         for m in calls:
             objects = [o for o in m.group(1).split('.') if o]
@@ -467,6 +483,10 @@ class Screen:
                     return ''
                 words += [*key, value]
             orders.append(' '.join(words))
+        if any(plain):
+            return ' '.join(' '.join(part) for part in (
+                [*plain[i], orders[i]] if i < len(orders) else plain[i]
+                for i in range(len(plain))) if part)
         return ', then '.join(orders) + ('.' if folded.rstrip().endswith(';') else '')
 
     def _names_a_tool(self, folded: str) -> bool:
