@@ -145,10 +145,10 @@ class HybridParams(BaseModel):
     )
     # The fitted gate (config/router.yaml says how; test_defaults.py keeps the two equal).
     gate_confidence: float = Field(
-        0.2835, ge=0, le=1, description='Uncertain when Decision.confidence is below.'
+        0.5231, ge=0, le=1, description='Uncertain when Decision.confidence is below.'
     )
     gate_margin: float = Field(
-        0.9389,
+        0.9338,
         ge=0,
         le=1,
         description='Uncertain when the normalised margin between the '
