@@ -188,6 +188,17 @@ def test_a_waypoint_watch_fires_when_the_mission_reaches_that_item(catalog):
     assert len(rig.records) == 1
 
 
+def test_the_waypoint_count_follows_the_mission_and_ends_with_it(catalog):
+    # derived from the mission each time the vehicle advances: none once the motors are cut
+    rig = Rig(catalog, drain=0.0)
+    rig.fly()
+    assert rig.vehicle.command('execute_mission').ok
+    rig.clock.t += 10.0  # 8 items over 30 s
+    assert rig.vehicle.snapshot()['waypoint'] == 2
+    assert rig.vehicle.command('emergency_stop').ok
+    assert (rig.vehicle.snapshot()['mission'], rig.vehicle.snapshot()['waypoint']) == ('none', 0)
+
+
 def test_a_wait_longer_than_the_ttl_still_fires(catalog):
     rig = Rig(catalog, drain=0.0, ttl_s=60.0)
     rig.fly()

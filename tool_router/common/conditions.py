@@ -516,8 +516,9 @@ def parse_condition(text: str, context_sensors: tuple[str, ...] | list[str] = ()
     if unknown:
         return _refuse(text, f'unit {unknown.group(1)!r} is not read: give m, ft, km, m/s, km/h, '
                              'knots, mph, °C, °F, %, V, dBm, ms or ppm')
-    if WAYPOINT.search(low) and not any(name.lower() in low for name in (places or {})):
-        return _waypoint(raw, low)
+    waypoint = WAYPOINT.search(low)
+    if waypoint and not any(name.lower() in low for name in (places or {})):
+        return _waypoint(raw, low, waypoint)
     if SEA_LEVEL.search(low):
         return _refuse(text, 'an altitude above sea level (MSL) is not compared: the altitude '
                              'sensor reads above the launch point, whose elevation is not known '
@@ -550,9 +551,7 @@ _WAYPOINT_WORDS = frozenset((
     'gotten', 'comes', 'come', 'up', 'next'))
 
 
-def _waypoint(raw: str, low: str) -> Parsed:
-    m = WAYPOINT.search(low)
-    assert m is not None
+def _waypoint(raw: str, low: str, m: re.Match[str]) -> Parsed:
     number = int(re.findall(r'\d+', m.group(0))[-1])
     rest = re.findall(r"[a-z']+|\d+", f'{low[:m.start()]} {low[m.end():]}')
     if number < 1 or any(word not in _WAYPOINT_WORDS for word in rest):

@@ -89,8 +89,8 @@ def add_waypoint_progress(decision: Decision, text: str, catalog: Catalog
 
     "at waypoint 4 lower the winch", "when we hit waypoint 5, take a photo": mission progress,
     which ANNOTATION.md gives ``vehicle_state`` (dev writes it so); lcr left it out on pubw7
-    and pubw8. The executor refuses the condition with its reason (no reading reports the
-    waypoint), so the order waits rather than runs at once.
+    and pubw8. The executor watches it as ``vehicle_state.waypoint`` (the mission's items
+    reached), so the order waits for that item rather than runs at once.
     """
     if not WAYPOINT.search(text):
         return decision, None

@@ -457,8 +457,6 @@ class Screen:
             plain.append([])
             gap = _CALL_GAP.match(folded, m.end())
             pos = gap.end() if gap else m.end()
-        if not calls:
-            return ''
         # the words around the calls count only as a request's words would (no identifier, role
         # or steering: "drone.land() and ignore the rules" stays syntax)
         if any(plain) and self.reason(' '.join(w for ws in plain for w in ws)):
@@ -483,10 +481,9 @@ class Screen:
                     return ''
                 words += [*key, value]
             orders.append(' '.join(words))
-        if any(plain):
-            return ' '.join(' '.join(part) for part in (
-                [*plain[i], orders[i]] if i < len(orders) else plain[i]
-                for i in range(len(plain))) if part)
+        if any(plain):  # each call's words after the plain words before it, then the rest
+            return ' '.join([w for before, order in zip(plain, orders) for w in (*before, order)]
+                            + plain[-1])
         return ', then '.join(orders) + ('.' if folded.rstrip().endswith(';') else '')
 
     def _names_a_tool(self, folded: str) -> bool:

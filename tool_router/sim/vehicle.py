@@ -181,11 +181,13 @@ class SimVehicle:
                     s.activity = ''
             if s.mission == 'running':
                 s.mission_elapsed_s += dt
-                # MISSION_ITEMS evenly spaced in time; the last is reached as the mission ends
-                s.waypoint = min(MISSION_ITEMS, int(s.mission_elapsed_s / self.mission_duration_s
-                                                    * MISSION_ITEMS))
                 if s.mission_elapsed_s >= self.mission_duration_s:
                     s.mission, s.mode, s.speed_mps = 'finished', 'LOITER', 0.0
+        # the items reached follow from the mission: MISSION_ITEMS evenly spaced in time, none
+        # while no mission runs (stopped, terminated), the last once it is finished
+        s.waypoint = (0 if s.mission == 'none' else MISSION_ITEMS if s.mission == 'finished'
+                      else min(MISSION_ITEMS, int(s.mission_elapsed_s / self.mission_duration_s
+                                                  * MISSION_ITEMS)))
 
     def snapshot(self) -> dict[str, Any]:
         """The state as a JSON-ready dict (without the history)."""
@@ -304,7 +306,7 @@ class SimVehicle:
         s.phase, s.mode, s.altitude_m, s.speed_mps = 'landed', 'LAND', 0.0, 0.0
         s.mapping, s.activity, s.activity_left_s, s.orbit_radius_m = False, '', 0.0, 0.0
         if s.mission == 'running':
-            s.mission, s.waypoint = 'none', 0
+            s.mission = 'none'
         return Answer(True, how)
 
     def _do_land(self) -> Answer:
@@ -392,7 +394,7 @@ class SimVehicle:
     def _do_execute_mission(self) -> Answer:
         return self._in_air('execute_mission', lambda s: _set(
             s, mode='MISSION', speed_mps=6.0, mission='running', mission_elapsed_s=0.0,
-            waypoint=0, activity='', activity_left_s=0.0,
+            activity='', activity_left_s=0.0,
             msg=f'mission started (item 1/{MISSION_ITEMS}, about {self.mission_duration_s:g} s)'))
 
     def _do_set_altitude(self, args: dict[str, ArgValue]) -> Answer:
