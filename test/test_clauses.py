@@ -322,11 +322,41 @@ def test_a_condition_after_but_gates_only_what_follows():
     assert split_clauses('land if the battery is low')[0].condition == 'if the battery is low'
 
 
+@pytest.mark.parametrize('text, now, waits', [
+    # a condition that opens a step after "and"/"then" and leads an order of its own gates that
+    # order only: the takeoff had waited for the wind, the survey for the battery to drop
+    ('take off, and if the wind gets above 10 m/s, land', 'take off', 'land'),
+    ('take off and after 3 minutes land', 'take off', 'land'),
+    ('Run the orchard survey, and if the battery drops under 25%, come home',
+     'Run the orchard survey', 'come home'),
+    ('take a photo, then if anyone is there, sound the alarm', 'take a photo',
+     'sound the alarm'),
+])
+def test_a_condition_that_leads_its_own_order_gates_nothing_before_it(text, now, waits):
+    gate = {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}
+    assert gate[now] == '' and gate[waits], gate
+
+
+@pytest.mark.parametrize('text, gated', [
+    # with no order of its own after it, the condition still gates the order before it
+    ('hover and if the wind exceeds 10 m/s', 'hover'),
+    ('take a photo and land if the battery is low', 'land'),
+    ('land if the battery is under 20%, and disarm', 'land'),
+])
+def test_a_condition_after_its_order_still_gates_it(text, gated):
+    gate = {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}
+    assert gate[gated], gate
+
+
 @pytest.mark.parametrize('text, action, condition', [
     ('descending faster than 2 m/s -> hover', 'hover', 'descending faster than 2 m/s'),
     ('once within 10 m of PanelB tilt cam to 45 and record', 'tilt cam to 45',
      'once within 10 m of PanelB'),
     ('if you see a boat circle it', 'circle it', 'if you see a boat'),
+    # a bound straight before its order, no comma; "arm" opens an order after a condition
+    ('above 100 ft slow to 5 m/s', 'slow to 5 m/s', 'above 100 ft'),
+    ('below 20% land', 'land', 'below 20%'),
+    ('wind check, if under 10 m/s arm and launch', 'arm', 'if under 10 m/s'),
 ])
 def test_more_typed_conditions(text, action, condition):
     acting = {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}
@@ -337,6 +367,10 @@ def test_more_typed_conditions(text, action, condition):
     # a mission's waypoint written before the order is its time: the order waits for it
     ('at waypoint 4 lower the winch', 'lower the winch', 'at waypoint 4'),
     ('@ wp 2 hover', 'hover', '@ wp 2'),
+    # an ordinal numbers the item too, and "after" a waypoint is its time
+    ('at the third waypoint drop the seed pod', 'drop the seed pod', 'at the third waypoint'),
+    ('after the 2nd wp start filming', 'start filming', 'after the 2nd wp'),
+    ('after waypoint three take a photo', 'take a photo', 'after waypoint three'),
 ])
 def test_a_waypoint_before_the_order_gates_it(text, action, condition):
     acting = {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}

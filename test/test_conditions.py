@@ -523,7 +523,9 @@ def test_a_link_in_percent_is_refused_never_the_battery(text):
 @pytest.mark.parametrize('text,number', [
     ('at waypoint 4', 4), ('when we hit WP 5', 5), ('once at wp3', 3), ('once past wp 3', 3),
     ('after waypoint four', 4), ('when the drone reaches waypoint #2', 2),
-    ('once waypoint 6 is reached', 6), ('when you get to wp 7', 7)])
+    ('once waypoint 6 is reached', 6), ('when you get to wp 7', 7),
+    ('after the third waypoint', 3), ('when we reach the 3rd waypoint', 3),
+    ('at the first wp', 1), ('once past the twelfth waypoint', 12)])
 def test_a_waypoint_reached_is_the_mission_item_the_vehicle_reports(text, number):
     # numbered as a ground station shows them; vehicle_state.waypoint is the last item reached
     read = parse_condition(text)

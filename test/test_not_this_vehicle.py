@@ -25,6 +25,8 @@ def _decision(tools):
     ('vehicle 1 and vehicle 2 land', 'several vehicles or a fleet'),
     ('all the drones hold position', 'several vehicles or a fleet'),
     ('launch two drones over the lake', 'several vehicles or a fleet'),
+    ('dispatch the nearest free drone to the fire', 'several vehicles or a fleet'),
+    ('send the backup uav to cover field 2', 'several vehicles or a fleet'),
     ('yaw stick hard right', 'raw stick input'),
     ('left stick full up', 'raw stick input'),
     ('throttle stick to 60%', 'raw stick input'),
@@ -49,6 +51,7 @@ def test_fleets_and_sticks_are_named(text, why):
     'throttle back to 5 m/s',  # a speed, not a channel value
     'detect every vehicle in both lots',  # vehicles to look for
     'count all vehicles on the bridge',
+    'count the idle vehicles in the depot',  # vehicles to look for, not drones of a fleet
 ])
 def test_one_vehicle_requests_are_not_outside(text):
     assert outside_one_vehicle(text) is None

@@ -33,7 +33,8 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from tool_router.common.conditions import UNIT_PATTERN, names_quantity, time_only, watchable
+from tool_router.common.conditions import (UNIT_PATTERN, WAYPOINT_PATTERN, names_quantity,
+                                           time_only, watchable)
 from tool_router.common.numbers import SPELLED
 
 # Connectives that open a condition clause (the clause names a state to observe).
@@ -333,7 +334,9 @@ goto tilt yaw rotate zoom""".split())
 _AFTER_EVENT = re.compile(
     r'\b(?P<m>after)\s+(?:the\s+)?(?:landing|touchdown|touch\s+down|we\s+land|it\s+lands|'
     r"you\s+land|mission|survey|patrol)(?:\s+(?:is\s+|has\s+|'s\s+)?(?:been\s+)?(?:done|"
-    r'finished|finishes|complete|completed|completes|over|ended|ends))?\b', re.IGNORECASE)
+    r'finished|finishes|complete|completed|completes|over|ended|ends))?\b'
+    # "after waypoint 3 start filming", "after the third waypoint, photo": a mission's item
+    rf'|\b(?P<w>after)\s+(?:{WAYPOINT_PATTERN})(?!\s*(?:m|ft)\b)', re.IGNORECASE)
 # a comparison at the start of a clause, without a connective: "bat<20", "wind>12 rtl",
 # "latency above 500ms", "esc temp > 85"
 _HEAD_COMPARISON = re.compile(
@@ -349,6 +352,9 @@ _HEAD_MEASURE = re.compile(rf"^(?P<v>{_MEASURE})(?P<tail>(?:\s+[a-z][\w'-]*){{0,
 # a bound first, without a quantity word: "below 30 ft, release", "above 120 m -> descend"
 _HEAD_BOUND = re.compile(rf'^(?:below|above|under|over|beyond|past)\s+{_MEASURE}\s*(?=,|$)',
                          re.IGNORECASE)
+# the same bound straight before its order, without the comma: "above 100 ft slow to 5 m/s"
+_HEAD_BOUND_ORDER = re.compile(rf'^(?:below|above|under|over|beyond|past)\s+{_MEASURE}'
+                               r"(?=\s+(?P<verb>[a-z][\w'-]*))", re.IGNORECASE)
 _HEAD_PROXIMITY = re.compile(rf'^(?:within|closer\s+than|nearer\s+than|less\s+than|under|at)\s+'
                              rf'{_MEASURE}\s+(?:away\s+)?(?:of|from|to)\b', re.IGNORECASE)
 # a trailing threshold of an action that takes none: "turn the spotlight on below 10 m altitude"
@@ -475,7 +481,7 @@ def _spans(part: str) -> list[_Span]:
 
 # "at waypoint 4 lower the winch", "@ wp 3 photo": a mission item, the time of the order
 _HEAD_WAYPOINT = re.compile(
-    r'^(?:at|@)\s*(?:waypoint|way point|wpt?)\s*#?\s*\d+\b(?!\s*(?:m|ft)\b)', re.IGNORECASE)
+    rf'^(?:at|@)\s*(?:{WAYPOINT_PATTERN})(?!\s*(?:m|ft)\b)', re.IGNORECASE)
 
 
 def _head(piece: str) -> int:
@@ -500,6 +506,10 @@ def _head(piece: str) -> int:
     m = _HEAD_BOUND.match(piece.strip())
     if m and re.sub(r'^[-+−\d.,\s]+', '', m.group(0).split(None, 1)[1]).strip():
         return len(piece)  # a bound with a unit, alone before the action's comma
+    m = _HEAD_BOUND_ORDER.match(piece)
+    if m and m.group('verb').lower() in _ACTIONS \
+            and re.sub(r'^[-+−\d.,\s]+', '', m.group(0).split(None, 1)[1]).strip():
+        return m.end()
     m = _HEAD_PROXIMITY.match(piece)
     if m:
         return _until_verb(piece, m.end(), most=6)
@@ -508,14 +518,15 @@ def _head(piece: str) -> int:
     return 0
 
 
-def _pieces(text: str) -> list[tuple[str, str, int, bool, bool]]:
-    """(marker, text, chunk, is_condition, after_but) in order (marker '': opened by none).
+def _pieces(text: str) -> list[tuple[str, str, int, bool, bool, bool]]:
+    """(marker, text, chunk, is_condition, after_but, after_step) in order (marker '': none).
 
     ``chunk`` numbers the punctuation-delimited chunks, so that a condition can gate the
     actions that share its chunk ("if X, land and disarm"); ``after_but``: the piece opens
-    right after a "but" (a condition there gates nothing before it).
+    right after a "but" (a condition there gates nothing before it); ``after_step``: it opens
+    right after a sequence word ("and", "then": "take off, and if X, land").
     """
-    pieces: list[tuple[str, str, int, bool, bool]] = []
+    pieces: list[tuple[str, str, int, bool, bool, bool]] = []
     text = _STEP.sub(';', normalise(text))
     if _TELLO_RUN.match(text):
         text = '; '.join(m.group(0) for m in _TELLO_ONE.finditer(text))
@@ -524,18 +535,20 @@ def _pieces(text: str) -> list[tuple[str, str, int, bool, bool]]:
     for n, chunk in enumerate(_PUNCT.split(text)):
         for j, side in enumerate(_BUT.split(chunk)):
             after_but = j > 0
-            for part in _SEPARATOR.split(side):
+            for i, part in enumerate(_SEPARATOR.split(side)):
+                after_step = i > 0
                 for run in _run_on(part.strip()) if part.strip() else []:
                     for m, t, c in _cut(run):
-                        pieces.append((m, t, n, c, after_but))
-                        after_but = False
-    out: list[tuple[str, str, int, bool, bool]] = []
+                        pieces.append((m, t, n, c, after_but, after_step))
+                        after_but = after_step = False
+    out: list[tuple[str, str, int, bool, bool, bool]] = []
     for k, piece in enumerate(pieces):
         out.append(piece)
         ended = next((d for d in delays if not piece[3] and piece[1].lower().endswith(d)), '')
         if ended and k + 1 < len(pieces):
             delays.remove(ended)
-            out.append(('for', piece[1][len(piece[1]) - len(ended):], piece[2], True, False))
+            out.append(('for', piece[1][len(piece[1]) - len(ended):], piece[2], True, False,
+                        False))
     return out
 
 
@@ -678,6 +691,11 @@ def _opens_order(words: list[str], k: int) -> bool:
 _ANSWERS = frozenset({'not', 'so', 'yes', 'no'})
 
 
+# "if under 10 m/s arm and launch": two orders that are nouns as often as verbs elsewhere ("the
+# arm", "at launch") open an order after a condition's last word (never after "the", "at", ...)
+_GLUED_ORDERS = _ACTIONS | {'arm', 'launch'}
+
+
 def _split_glued_action(marker: str, piece: str, condition: bool) -> list[tuple[str, str, bool]]:
     """Cut a condition piece before an imperative verb that follows it without punctuation.
 
@@ -690,7 +708,7 @@ def _split_glued_action(marker: str, piece: str, condition: bool) -> list[tuple[
     for k in range(1, len(tokens)):
         word = tokens[k].lower().strip('"\'')
         answer = k == 1 and tokens[0].lower() in _ANSWERS  # "if not start the video"
-        if word not in _ACTIONS or (tokens[k - 1].lower() in _SUBJECTS and not answer):
+        if word not in _GLUED_ORDERS or (tokens[k - 1].lower() in _SUBJECTS and not answer):
             continue
         if _COMPARED.match(' '.join(tokens[k + 1:])):
             continue
@@ -719,13 +737,21 @@ def _split_clauses(text: str) -> tuple[Clause, ...]:
     gating = ''
     back: int | None = None  # the action before the pending condition that it gates too
     last_chunk = -1
-    contrast: set[int] = set()  # the pieces that open right after a "but"
+    contrast: set[int] = set()  # the pieces whose condition gates nothing before them
+    steps: set[int] = set()
     pieces: list[tuple[tuple[str, str, bool], int]] = []
-    for m, t, n, c, after_but in _pieces(text):
+    for m, t, n, c, after_but, after_step in _pieces(text):
         if after_but:
             contrast.add(len(pieces))
+        if after_step:
+            steps.add(len(pieces))
         pieces += [(p, n) for p in _split_glued_action(m, t, c)]
     pieces = _unconditional_should(pieces)
+    # "take off, and if the wind gets above 10 m/s, land", "take off and after 3 minutes
+    # land": a condition that opens a step of its own after "and"/"then" and leads an order of
+    # its own gates that order, never the one before it (the takeoff had waited for the wind)
+    contrast |= {k for k in steps if k < len(pieces) and pieces[k][0][2]
+                 and any(not p[2] for p, _ in pieces[k + 1:])}
     for k, ((marker, piece, condition), chunk) in enumerate(pieces):
         # "if so": a condition on the question's answer, never a filler "so" stripped to nothing;
         # after a condition ("see if anyone's there and, if so, ...") it is that condition's

@@ -47,7 +47,7 @@ from typing import Any, Callable, Literal, Mapping, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tool_router.common.numbers import digits
+from tool_router.common.numbers import UNITS_WORDS, digits
 from tool_router.common.places import Place, place_key
 
 READING_PREFIX = 'reading: '
@@ -202,8 +202,30 @@ ANGLE = re.compile(r'\b(?:heading|roll|pitch|yaw|bearing|angle|tilt|attitude|gim
                    r'tilts|tilted|tilting|tips|tipped|tipping|tip\s+over|leans?|leaning|leaned|'
                    r'banking|banked|rolls|rolling|rolled|keels?\s+over)\b',
                    re.I)
-# "at waypoint 4", "when we hit WP 5", "once at wp3": a mission item, which no reading reports
-WAYPOINT = re.compile(r'\b(?:waypoint|way point|wpt?)\s*#?\s*\d+\b|\bwpt?\d+\b', re.I)
+# "at waypoint 4", "when we hit WP 5", "once at wp3", "after the third waypoint", "at the 2nd
+# wp": a mission item, which no reading reports (an ordinal before the word numbers it too)
+ORDINALS = {'first': 1, 'second': 2, 'third': 3, 'fourth': 4, 'fifth': 5, 'sixth': 6,
+            'seventh': 7, 'eighth': 8, 'ninth': 9, 'tenth': 10, 'eleventh': 11, 'twelfth': 12,
+            'thirteenth': 13, 'fourteenth': 14, 'fifteenth': 15, 'sixteenth': 16,
+            'seventeenth': 17, 'eighteenth': 18, 'nineteenth': 19, 'twentieth': 20}
+_ORDINAL = r'(?:\d+\s*(?:st|nd|rd|th)|' + '|'.join(ORDINALS) + ')'
+_ITEM = r'(?:\d+|' + '|'.join(sorted(set(UNITS_WORDS) - {'zero'}, key=len, reverse=True)) + ')'
+WAYPOINT_PATTERN = (rf'\b(?:waypoint|way point|wpt?)\s*#?\s*{_ITEM}\b|\bwpt?\d+\b|'
+                    rf'\b(?:the\s+)?{_ORDINAL}\s+(?:waypoint|way point|wpt?)\b')
+WAYPOINT = re.compile(WAYPOINT_PATTERN, re.I)
+
+
+def waypoint_number(written: str) -> int:
+    """The item a WAYPOINT match names: "waypoint 4" and "the fourth waypoint" -> 4."""
+    low = written.lower()
+    for word, number in ORDINALS.items():
+        if re.search(rf'\b{word}\b', low):
+            return number
+    numbers = re.findall(r'\d+', low)
+    if numbers:
+        return int(numbers[-1])
+    return next(UNITS_WORDS[w] for w in re.findall(r'[a-z]+', low) if w in UNITS_WORDS)
+
 SYMBOL = re.compile(r'(<=|>=|=<|=>|≤|≥|==|<|>|=)\s*$')
 SYMBOL_OP: dict[str, str] = {'<=': '<=', '=<': '<=', '≤': '<=', '>=': '>=', '=>': '>=',
                              '≥': '>=', '<': '<', '>': '>', '==': 'reach', '=': 'reach'}
@@ -552,7 +574,7 @@ _WAYPOINT_WORDS = frozenset((
 
 
 def _waypoint(raw: str, low: str, m: re.Match[str]) -> Parsed:
-    number = int(re.findall(r'\d+', m.group(0))[-1])
+    number = waypoint_number(m.group(0))
     rest = re.findall(r"[a-z']+|\d+", f'{low[:m.start()]} {low[m.end():]}')
     if number < 1 or any(word not in _WAYPOINT_WORDS for word in rest):
         return _refuse(raw, "only reaching a mission's waypoint is watched (\"at waypoint 4\", "

@@ -11,7 +11,8 @@ request outside. The rule empties the answer of a request that names
 
 * several vehicles or a fleet: "the fleet", "every / each / all (the / our) drones", "both
   drones", "two drones", or two vehicles by their ids ("drone A ... drone
-  B", "drones 2 and 3"); never inside a message the vehicle speaks or shows ("broadcast 'all
+  B", "drones 2 and 3"), or one picked out of a fleet ("the nearest free drone", "send the
+  backup uav", pubw10); never inside a message the vehicle speaks or shows ("broadcast 'all
   drones must land'": quoted words are the message's) nor "drones" as a kind ("no drones
   allowed here" names no vehicle to act on: the rule looks for determiners that count
   vehicles; "the other drone is in the way, hold" is an order to this one, so "other" alone
@@ -42,6 +43,8 @@ FLEET = re.compile(
     rf'\b(?:every|each)\s+(?:single\s+)?{_VEHICLE}\b|'
     rf'\ball\s+(?:(?:the|our|my|of\s+(?:the|our|my))\s+)?{_VEHICLES}\b|'
     rf'\b(?:both|two|three|four|several|multiple)\s+(?:of\s+(?:the|our|my)\s+)?{_VEHICLES}\b|'
+    # one picked out of a fleet: "the nearest free drone", "the backup uav", "a spare quad"
+    rf'\b(?:free|available|idle|spare|backup|unassigned|standby)\s+{_VEHICLE}\b|'
     rf'\b{_BY_ID}\s+(?:[a-z]|\d{{1,3}})\b[^.;!?]{{0,60}}?\b{_BY_ID}\s+(?:[a-z]|\d{{1,3}})\b|'
     rf'\b{_VEHICLES}\s+\d{{1,3}}\s*(?:,|and|&|to|-)\s*\d{{1,3}}\b',
     re.IGNORECASE)

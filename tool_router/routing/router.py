@@ -42,6 +42,7 @@ from tool_router.routing.speeds import add_explicit_speeds
 from tool_router.routing.face_home import face_home_is_a_heading
 from tool_router.routing.mission_stops import mission_stop_is_a_hold
 from tool_router.routing.preflight import drop_preflight_departure
+from tool_router.routing.takeoff_height import climb_is_the_takeoff_height
 from tool_router.routing.condition_sensors import drop_condition_orders, drop_extra_readings
 from tool_router.routing.keyword_runs import KeywordRuns
 from tool_router.routing.mode_questions import answer_mode_questions
@@ -478,6 +479,8 @@ class Router:
             decision, _ = mission_stop_is_a_hold(decision, screened.text, self.catalog)
             # "check the battery before takeoff": the time of the checks (routing/preflight.py)
             decision, _ = drop_preflight_departure(decision, screened.text, self.catalog)
+            # "take off and climb to 30 m": the takeoff's height (routing/takeoff_height.py)
+            decision, _ = climb_is_the_takeoff_height(decision, screened.text, self.catalog)
             # a condition is watched by the sensor that reads it (routing/condition_sensors.py)
             decision, _ = drop_extra_readings(decision, screened.text, self.catalog)
             decision, _ = drop_condition_orders(decision, screened.text, self.catalog)

@@ -68,7 +68,12 @@ _CONFUSABLE = str.maketrans(
     'aeopcyxijsdgqwABEKMHOPCTXYIJSGaotvkiABEHIKMNOPTXYZ',
 )
 _LATIN = re.compile(r'[A-Za-z]')
-_UNDERSCORES = re.compile(r'\s*[_\u2017\u02cd\ufe4d\ufe4e\ufe4f\uff3f]+\s*')
+# Underscores (and their lookalikes) with the spaces around them fold to one "_", in two passes
+# that each start a match at most once per run of spaces: one pattern with the spaces before
+# (r'\s*[_...]+\s*') was tried from every space of a long run and scanned the rest of it each
+# time (quadratic: 3.7 s on 20,000 spaces). The output is the same.
+_UNDERSCORES = re.compile(r'[_\u2017\u02cd\ufe4d\ufe4e\ufe4f\uff3f]+\s*')
+_SPACES_BEFORE_UNDERSCORE = re.compile(r'(?<!\s)\s+(?=_)')
 # Separators that look like a hyphen, a dot or a slash between the words of a name
 # ("arm\u2011motors", "arm\u00b7motors", "arm\u2215motors"): folded to their ASCII twin, so every
 # spelling of a catalog name meets the same check. Dashes are every character of Unicode's
@@ -100,7 +105,7 @@ def fold(text: str) -> str:
     """
     text = unicodedata.normalize('NFKC', visible(text)).translate(_LOOKALIKE)
     text = _WORDS.sub(lambda m: _fold_word(m.group(0)), text)
-    return _UNDERSCORES.sub('_', text)
+    return _SPACES_BEFORE_UNDERSCORE.sub('', _UNDERSCORES.sub('_', text))
 
 
 # --- segmentation -----------------------------------------------------------------------------
