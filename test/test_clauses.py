@@ -331,6 +331,9 @@ def test_a_condition_after_but_gates_only_what_follows():
      'Run the orchard survey', 'come home'),
     ('take a photo, then if anyone is there, sound the alarm', 'take a photo',
      'sound the alarm'),
+    # after a comma, with its order in its own chunk
+    ('check the wind, if it picks up above 13 m/s come home', 'check the wind', 'come home'),
+    ('wind check, if under 10 m/s arm and launch', 'wind check', 'launch'),
 ])
 def test_a_condition_that_leads_its_own_order_gates_nothing_before_it(text, now, waits):
     gate = {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}
@@ -342,6 +345,7 @@ def test_a_condition_that_leads_its_own_order_gates_nothing_before_it(text, now,
     ('hover and if the wind exceeds 10 m/s', 'hover'),
     ('take a photo and land if the battery is low', 'land'),
     ('land if the battery is under 20%, and disarm', 'land'),
+    ('land, if the battery is under 20%', 'land'),
 ])
 def test_a_condition_after_its_order_still_gates_it(text, gated):
     gate = {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}
@@ -357,6 +361,10 @@ def test_a_condition_after_its_order_still_gates_it(text, gated):
     ('above 100 ft slow to 5 m/s', 'slow to 5 m/s', 'above 100 ft'),
     ('below 20% land', 'land', 'below 20%'),
     ('wind check, if under 10 m/s arm and launch', 'arm', 'if under 10 m/s'),
+    ("if the drone's still on the ground arm it", 'arm it', "if the drone's still on the ground"),
+    # "arm" as a noun stays in its condition
+    ('If the crane arm swings close, climb out of the way', 'climb out of the way',
+     'if the crane arm swings close'),
 ])
 def test_more_typed_conditions(text, action, condition):
     acting = {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}
@@ -379,3 +387,6 @@ def test_a_waypoint_before_the_order_gates_it(text, action, condition):
 
 def test_a_waypoint_as_a_destination_is_no_condition():
     assert not any(c.condition for c in split_clauses('fly to waypoint 3 and hover'))
+    # a waypoint placed after another is a mission edit, not a time
+    assert not any(c.role == 'condition'
+                   for c in split_clauses('Insert a loiter waypoint after WP 6.'))

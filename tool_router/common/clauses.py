@@ -467,6 +467,9 @@ def _spans(part: str) -> list[_Span]:
             and _first_verb(part) not in _PARAMETER_VERBS:
         closed.append(_Span(trailing.start(), trailing.end(), '', True))
     for event in _AFTER_EVENT.finditer(part):  # at the start or the end of the clause only
+        if event.group('w') and re.search(r'\b(?:waypoints?|wps?)\b', part[:event.start()],
+                                          re.IGNORECASE):
+            continue  # "insert a loiter waypoint after WP 6": a place in the mission, no time
         if not _strip_filler(part[:event.start()]).strip(' ,') \
                 or not part[event.end():].strip(' ,.!'):
             closed.append(_Span(event.start(), event.end(), 'after', True))
@@ -710,6 +713,9 @@ def _split_glued_action(marker: str, piece: str, condition: bool) -> list[tuple[
         answer = k == 1 and tokens[0].lower() in _ANSWERS  # "if not start the video"
         if word not in _GLUED_ORDERS or (tokens[k - 1].lower() in _SUBJECTS and not answer):
             continue
+        if word not in _ACTIONS and not re.match(r'(?:(?:it|the|motors?|and|then|now)\b|$)',
+                                                 ' '.join(tokens[k + 1:2 + k]).lower()):
+            continue  # "if the crane arm swings close": a noun
         if _COMPARED.match(' '.join(tokens[k + 1:])):
             continue
         if word in _NEEDS_OBJECT and k == len(tokens) - 1:
@@ -752,6 +758,11 @@ def _split_clauses(text: str) -> tuple[Clause, ...]:
     # its own gates that order, never the one before it (the takeoff had waited for the wind)
     contrast |= {k for k in steps if k < len(pieces) and pieces[k][0][2]
                  and any(not p[2] for p, _ in pieces[k + 1:])}
+    # so does one that opens its chunk and holds its order in it: "wind check, if under 10 m/s
+    # arm and launch" ("land, if the battery is low" has no order of its own: the landing waits)
+    contrast |= {k for k in range(1, len(pieces)) if pieces[k][0][2]
+                 and pieces[k - 1][1] != pieces[k][1]
+                 and any(not p[2] and n == pieces[k][1] for p, n in pieces[k + 1:])}
     for k, ((marker, piece, condition), chunk) in enumerate(pieces):
         # "if so": a condition on the question's answer, never a filler "so" stripped to nothing;
         # after a condition ("see if anyone's there and, if so, ...") it is that condition's
