@@ -390,3 +390,18 @@ def test_a_waypoint_as_a_destination_is_no_condition():
     # a waypoint placed after another is a mission edit, not a time
     assert not any(c.role == 'condition'
                    for c in split_clauses('Insert a loiter waypoint after WP 6.'))
+
+
+@pytest.mark.parametrize('text, orders', [
+    # the vehicle's own order after "while" is done at once with the other: no condition
+    ('record while you land', ['record', 'you land']),
+    ('film while it orbits the tower', ['film', 'it orbits the tower']),
+])
+def test_while_the_vehicle_does_an_order_is_two_orders(text, orders):
+    clauses = split_clauses(text)
+    assert [c.text for c in clauses if c.role == 'action' and not c.condition] == orders
+
+
+def test_while_a_reading_holds_is_still_a_condition():
+    clauses = split_clauses('keep recording while the wind is under 8 m/s')
+    assert [c.role for c in clauses] == ['action', 'condition'] and clauses[0].condition

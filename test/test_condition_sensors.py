@@ -5,7 +5,8 @@ import pytest
 
 from tool_router.common.catalog import load_catalog
 from tool_router.common.paths import config_path
-from tool_router.routing.condition_sensors import drop_condition_orders, drop_extra_readings
+from tool_router.routing.condition_sensors import (add_joined_sensors, drop_condition_orders,
+                                                   drop_extra_readings)
 from fakes import rule_decision
 
 CATALOG = load_catalog(config_path('catalog.yaml'))
@@ -78,4 +79,30 @@ def test_a_condition_is_watched_not_ordered(text, index, dropped):
 def test_orders_in_their_own_words_stay(text, index):
     before = rule_decision(index)
     d, fact = drop_condition_orders(before, text, CATALOG)
+    assert fact is None and d.tools == before.tools
+
+
+@pytest.mark.parametrize('text, index, added', [
+    # every reading of a condition joined by or/and gets its sensor (dev: 9 of 9 so written)
+    ('if wind > 20 knots or battery < 30% come home',
+     {'wind_estimate': 0, 'return_to_home': 1}, ('battery_status',)),
+    ('if the drone leaves the fence or loses link, kill it', {'emergency_stop': 1},
+     ('geofence_monitor', 'link_quality')),
+])
+def test_each_reading_of_a_joined_condition_gets_its_sensor(text, index, added):
+    d, fact = add_joined_sensors(rule_decision(index), text, CATALOG)
+    assert fact is not None and fact.added == added
+    assert d.tools == list(index) + list(added) and all(d.clause_index[s] == 0 for s in added)
+
+
+@pytest.mark.parametrize('text, index', [
+    # a half that is no reading, one reading, a negated clause, an empty answer
+    ('if the battery or the radio gets marginal, come home', {'return_to_home': 1}),
+    ('if the wind goes over 10 m/s, land', {'land': 1}),
+    ("if the wind isn't over 10 m/s or the battery isn't low, take off", {'takeoff': 1}),
+    ('if wind > 20 knots or battery < 30% come home', {}),
+])
+def test_no_joined_reading_adds_nothing(text, index):
+    before = rule_decision(index)
+    d, fact = add_joined_sensors(before, text, CATALOG)
     assert fact is None and d.tools == before.tools

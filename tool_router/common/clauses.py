@@ -726,6 +726,15 @@ def _split_glued_action(marker: str, piece: str, condition: bool) -> list[tuple[
     return [(marker, piece, condition)]
 
 
+# "record while you land", "film while it orbits the tower": the vehicle's own order, at once
+_WHILE_ORDER = re.compile(
+    r"^(?:you|we|it|u|the\s+(?:drone|vehicle|quad|aircraft))(?:'re|\s+are|\s+is|'s)?\s+"
+    r'(?:land|lands|landing|orbit|orbits|orbiting|circle|circles|circling|follow|follows|'
+    r'following|descend|descends|descending|climb|climbs|climbing|return|returns|returning|'
+    r'come\s+(?:home|back|down)|comes\s+(?:home|back|down)|coming\s+(?:home|back|down))\b',
+    re.IGNORECASE)
+
+
 def split_clauses(text: str) -> list[Clause]:
     """The request's clauses in order, with roles, negation and gating conditions.
 
@@ -774,6 +783,8 @@ def _split_clauses(text: str) -> tuple[Clause, ...]:
             continue
         if marker in ('while', 'before') and watchable(body):
             condition = True  # "keep recording while the wind is under 8 m/s"
+        if marker == 'while' and _WHILE_ORDER.match(body):
+            condition = False  # "record while you land": two orders at once, no condition
         role = 'condition' if condition else 'action'
         negated = bool(NEGATIONS.search(body))
         gate = ''

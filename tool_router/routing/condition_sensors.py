@@ -122,3 +122,52 @@ def drop_condition_orders(decision: Decision, text: str, catalog: Catalog
         decision = decision.without(set(fact.dropped), f'{", ".join(fact.dropped)} dropped: '
                                     f'"{fact.clause}" is a condition {fact.sensor} watches')
     return decision, (found[0] if found else None)
+
+
+# "if wind over 15 knots or battery under 30%": two readings in one condition clause
+_JOINED = re.compile(r'\s*,?\s*\b(?:or|and)\b\s*', re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class JoinedSensors:
+    """A condition clause of several readings, and the sensors added for them."""
+
+    clause: str
+    added: tuple[str, ...]
+
+
+def add_joined_sensors(decision: Decision, text: str, catalog: Catalog
+                       ) -> tuple[Decision, JoinedSensors | None]:
+    """``decision`` with the sensor of each reading of a condition clause joined by or/and.
+
+    ANNOTATION.md gives a condition the sensor that reads it, and dev gives a condition of two
+    readings both ("if the wind goes over 10 m/s or the pack falls below 25%, land": 9 of 9 dev
+    requests); lcr kept one in the terse ones ("if wind > 20 knots or battery < 30% come home",
+    pubw10 and v2 dev). Each half of such a clause is read by the executor's grammar, and when
+    every half is a predicate on a catalog sensor, the sensors the answer lacks are added for
+    that clause with the answer's lowest score. The executor still refuses the combined
+    condition with its reason (one condition per action); the answer names what it would watch.
+    Never into an empty answer, never for a negated clause.
+    """
+    if not decision.tools or not re.search(r'\b(?:or|and)\b', text, re.IGNORECASE):
+        return decision, None
+    for clause in split_clauses(text):
+        if clause.role != 'condition' or clause.negated:
+            continue
+        halves = [h for h in _JOINED.split(clause.text) if h.strip()]
+        if len(halves) < 2:
+            continue
+        reads = [_read(f'if {half}', text) for half in halves]
+        if not all(isinstance(r, Predicate) and r.sensor in catalog for r in reads):
+            continue
+        missing = tuple(dict.fromkeys(r.sensor for r in reads if isinstance(r, Predicate)
+                                      and r.sensor not in decision.tools))
+        if not missing:
+            continue
+        low = min(decision.aligned_scores())
+        for sensor in missing:
+            decision = decision.with_rule_tool(
+                sensor, low, clause.index, clause.text,
+                f'one reading of the joined condition "{clause.text}"')
+        return decision, JoinedSensors(clause.text, missing)
+    return decision, None

@@ -43,7 +43,8 @@ from tool_router.routing.face_home import face_home_is_a_heading
 from tool_router.routing.mission_stops import mission_stop_is_a_hold
 from tool_router.routing.preflight import drop_preflight_departure
 from tool_router.routing.takeoff_height import climb_is_the_takeoff_height
-from tool_router.routing.condition_sensors import drop_condition_orders, drop_extra_readings
+from tool_router.routing.condition_sensors import (add_joined_sensors, drop_condition_orders,
+                                                   drop_extra_readings)
 from tool_router.routing.keyword_runs import KeywordRuns
 from tool_router.routing.mode_questions import answer_mode_questions
 from tool_router.routing.payload_kills import payload_kills
@@ -484,6 +485,7 @@ class Router:
             # a condition is watched by the sensor that reads it (routing/condition_sensors.py)
             decision, _ = drop_extra_readings(decision, screened.text, self.catalog)
             decision, _ = drop_condition_orders(decision, screened.text, self.catalog)
+            decision, _ = add_joined_sensors(decision, screened.text, self.catalog)
             # "are we in loiter": the flight mode is vehicle_state's (routing/mode_questions.py)
             decision, _ = answer_mode_questions(decision, screened.text, self.catalog)
         drops: list[QuestionDrop] = []
