@@ -270,6 +270,7 @@ def test_if_so_after_a_condition_is_that_condition():
     ('land on the pad disarm', ['land on the pad', 'disarm']),
     ('circle the mast keep 6 m/s', ['circle the mast', 'keep 6 m/s']),
     ('go to Tower3 snap pic rtl', ['go to Tower3', 'snap pic', 'rtl']),  # an object's id
+    ('fly to the Silo orbit twice', ['fly to the Silo', 'orbit twice']),  # a place's name
     ('precision land on pad 2 disarm', ['precision land on pad 2', 'disarm']),
     ('go to gate 5 drop the kit play the tone', ['go to gate 5', 'drop the kit',
                                                  'play the tone']),
@@ -283,6 +284,7 @@ def test_if_so_after_a_condition_is_that_condition():
     ('take a photo of the land', ['take a photo of the land']),
     ('takeoff alt 12', ['takeoff alt 12']),
     ('go fly over the dam', ['go fly over the dam']),
+    ('Fly To The Silo Orbit Twice', ['Fly To The Silo Orbit Twice']),  # capitals throughout
     # an order said twice is emphasis, one clause
     ('GO HOME GO HOME', ['GO HOME GO HOME']),
     ('photo photo photo', ['photo photo photo']),

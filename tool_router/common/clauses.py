@@ -623,6 +623,7 @@ _RUN_ID = re.compile(r'^(?:[b-hj-z]|[a-z]{1,4}\d+)$')  # "pad B", "WP5" (not "a"
 _RUN_NAME = re.compile(r'^(?:[A-Z][a-z]+[A-Z0-9]\w*|[a-z]+_\w+)$')
 # words before a run's first order: "precision land on the dock disarm"
 _RUN_LEAD = frozenset('precision please pls now then quickly slowly just ok okay'.split())
+_RUN_PLACE_LEAD = frozenset('the to at over'.split())  # "to the Silo", "over Westgate"
 _RUN_WHERE = frozenset('on at there now'.split())  # "land on dock": a landing after any noun
 # the orders that may end a run ("... drop package rtl"); any other last word is a noun
 _RUN_LAST = _RUN_ONE_WORD | frozenset(
@@ -638,6 +639,9 @@ def _run_on(part: str) -> list[str]:
             or _head(_strip_filler(part)):
         return [part]
     cuts: list[int] = []
+    # "fly to the Silo orbit twice": a capitalised name after "the" ends a place, unless the
+    # run is written in capitals throughout ("Fly To The Silo")
+    title = sum(w[:1].isupper() for w in words[1:]) * 2 > len(words) - 1
     for k in range(first + 1, len(words)):
         if lowered[k] == 'n' and k + 1 < len(words):  # "keep the camera on it n stream"
             cuts.append(k)
@@ -651,7 +655,9 @@ def _run_on(part: str) -> list[str]:
             continue  # "start rec", "go fly", "take off": the order's own words
         finished = (_RUN_NUMBER.match(before) is not None or before in _RUN_DIRECTIONS
                     or before in _RUN_ONE_WORD or _RUN_ID.match(before) is not None
-                    or _RUN_NAME.match(words[k - 1].strip('"\'')) is not None)
+                    or _RUN_NAME.match(words[k - 1].strip('"\'')) is not None
+                    or (k >= 2 and lowered[k - 2] in _RUN_PLACE_LEAD and not title
+                        and re.match(r'^[A-Z][a-z]+$', words[k - 1]) is not None))
         if word in _RUN_MOVES and not (before in _RUN_ONE_WORD or (
                 _RUN_NUMBER.match(before) and _RUN_UNIT.search(' '.join(lowered[k + 1:k + 3])))):
             continue  # "tilt the camera down 45", "fly 2 m forward": the order's direction
