@@ -346,3 +346,23 @@ def test_the_text_sampler_is_the_one_place_a_reading_is_parsed_from_an_answer():
     routed = BindingSampler(bindings, text, {BindingKind.MAVLINK: Typed()})
     assert routed.read('vehicle_state').source == 'typed'
     assert routed.read('battery_status').source == 'trigger:/sim/battery_status'
+
+
+def test_an_order_before_a_condition_that_leads_its_own_runs_at_once(catalog):
+    # "take off, and if the wind gets above 10 m/s, land": the condition opens its own step, so
+    # the takeoff goes now and only the landing waits (the takeoff had waited for the wind)
+    from tool_router.routing.policies.base import Decision, claim_clauses
+    text = 'take off, and if the wind gets above 10 m/s, land'
+    tools = ['takeoff', 'wind_estimate', 'land']
+    placed = claim_clauses(Decision('cdbv3', tools, [0.9, 0.8, 0.7]), text, catalog, tools)
+    assert placed.conditions.get('takeoff', '') == ''
+    assert placed.conditions['land'] == 'if the wind gets above 10 m/s'
+    rig = Rig(catalog)
+    assert rig.vehicle.command('arm_motors').ok
+    rec = rig.pipe.process(make_selection(
+        'wind', request_text=text, tools=tools, clause_index=[placed.clause_index[t]
+                                                              for t in tools],
+        conditions=[placed.conditions.get(t, '') for t in tools]))
+    outcome = {t.tool: t.outcome for t in rec.tools}
+    assert outcome == {'takeoff': 'dispatched', 'wind_estimate': 'dispatched', 'land': 'armed'}
+    assert rig.vehicle.state.phase == 'airborne' and 'land' not in rig.calls
