@@ -542,3 +542,22 @@ def test_anything_about_a_waypoint_but_reaching_it_is_refused_with_its_reason(te
     read = parse_condition(text)
     assert not isinstance(read, Predicate)
     assert "only reaching a mission's waypoint is watched" in read.reason
+
+
+@pytest.mark.parametrize('text, sensor, op, threshold', [
+    # a level written with its verb alone is reached, as "is at" is
+    ('when the battery is 20%', 'battery_status', '<=', 20.0),
+    ('once the altitude reads 50 m', 'altitude_sensor', '>=', 50.0),
+    ('when the pack reads 20%', 'battery_status', '<=', 20.0),
+    ('when the wind is 10 m/s', 'wind_estimate', '>=', 10.0),
+])
+def test_a_level_with_its_verb_alone_is_reached(text, sensor, op, threshold):
+    read = parse_condition(text)
+    assert isinstance(read, Predicate), read
+    assert (read.sensor, read.op, read.threshold) == (sensor, op, threshold)
+
+
+@pytest.mark.parametrize('text', ['when the battery is 20 minutes from empty',
+                                  'when the gate is 50 m away'])
+def test_a_time_or_a_distance_after_is_is_no_level(text):
+    assert not isinstance(parse_condition(text), Predicate)

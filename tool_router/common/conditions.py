@@ -226,6 +226,7 @@ def waypoint_number(written: str) -> int:
         return int(numbers[-1])
     return next(UNITS_WORDS[w] for w in re.findall(r'[a-z]+', low) if w in UNITS_WORDS)
 
+
 SYMBOL = re.compile(r'(<=|>=|=<|=>|≤|≥|==|<|>|=)\s*$')
 SYMBOL_OP: dict[str, str] = {'<=': '<=', '=<': '<=', '≤': '<=', '>=': '>=', '=>': '>=',
                              '≥': '>=', '<': '<', '>': '>', '==': 'reach', '=': 'reach'}
@@ -922,7 +923,16 @@ def _comparison(before: str, after: str) -> str | None:
                if re.search(rf'(?:^|\W)(?:{pattern})(?:\W|$)', before)), None)
     if op is None and re.match(r'\s*(?:above (?:the )?ground|agl|high|up)\b', after):
         op = '>='  # "when the drone is 200 ft above ground": the height, reached
+    if op is None and _LEVEL_VERB.search(before) and not _LEVEL_NOT.match(after):
+        op = 'reach'  # "when the battery is 20%", "once the altitude reads 50 m": a level
     return op
+
+
+# a level written with its verb alone ("the battery is 20%"); a time after the number is no
+# level of the quantity ("the battery is 20 minutes from empty" stays refused)
+_LEVEL_VERB = re.compile(r'(?:^|\W)(?:is|are|was|reads?|shows?)\s*$')
+_LEVEL_NOT = re.compile(r'\s*(?:minutes?|mins?|seconds?|secs?|hours?|hrs?|h|s|from|away|'
+                        r'left|remaining|to\s+go)\b')
 
 
 def _numeric(t: _Text) -> Parsed | None:
