@@ -43,6 +43,7 @@ from tool_router.routing.face_home import face_home_is_a_heading
 from tool_router.routing.mission_stops import mission_stop_is_a_hold
 from tool_router.routing.preflight import drop_preflight_departure
 from tool_router.routing.takeoff_height import climb_is_the_takeoff_height
+from tool_router.routing.vertical_moves import vertical_move_is_altitude
 from tool_router.routing.condition_sensors import (add_joined_sensors, drop_condition_orders,
                                                    drop_extra_readings)
 from tool_router.routing.keyword_runs import KeywordRuns
@@ -482,6 +483,8 @@ class Router:
             decision, _ = drop_preflight_departure(decision, screened.text, self.catalog)
             # "take off and climb to 30 m": the takeoff's height (routing/takeoff_height.py)
             decision, _ = climb_is_the_takeoff_height(decision, screened.text, self.catalog)
+            # "move up 1 meter" is an altitude change (routing/vertical_moves.py)
+            decision, _ = vertical_move_is_altitude(decision, screened.text, self.catalog)
             # a condition is watched by the sensor that reads it (routing/condition_sensors.py)
             decision, _ = drop_extra_readings(decision, screened.text, self.catalog)
             decision, _ = drop_condition_orders(decision, screened.text, self.catalog)
