@@ -56,6 +56,8 @@ def test_anything_else_is_unchanged(text, index):
      {'spotlight': 0, 'altitude_sensor': 1, 'set_altitude': 1}, ('set_altitude',)),
     ('come home as soon as the survey is complete',
      {'return_to_home': 0, 'vehicle_state': 1, 'execute_mission': 1}, ('execute_mission',)),
+    # the end of another order ("until"), even with no sensor chosen to watch it
+    ('record until we land', {'video_recorder': 0, 'land': 1}, ('land',)),
 ])
 def test_a_condition_is_watched_not_ordered(text, index, dropped):
     d, fact = drop_condition_orders(rule_decision(index), text, CATALOG)

@@ -561,3 +561,13 @@ def test_a_level_with_its_verb_alone_is_reached(text, sensor, op, threshold):
                                   'when the gate is 50 m away'])
 def test_a_time_or_a_distance_after_is_is_no_level(text):
     assert not isinstance(parse_condition(text), Predicate)
+
+
+@pytest.mark.parametrize('text', ['if gps lost', 'if gps is lost', 'on loss of gps',
+                                  'if we lose the gps', 'if the gps signal is lost',
+                                  'if gps drops out'])
+def test_a_gps_loss_is_the_fix_never_the_radio(text):
+    read = parse_condition(text)
+    assert isinstance(read, Predicate), read
+    assert (read.sensor, read.field, read.threshold) == ('gps_position', 'gps_fix', False)
+    assert read.holds({'gps_fix': False}) and not read.holds({'gps_fix': True})

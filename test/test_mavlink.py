@@ -161,6 +161,24 @@ def test_condition_watch_samples_mavlink_telemetry(rig):
     assert wait_for(lambda: rig.state().get('phase') == 'disarmed', timeout_s=30.0)
 
 
+def test_a_gps_loss_watch_fires_when_the_autopilot_reports_no_fix(rig):
+    # "if gps is lost, land": GPS_RAW_INT's fix_type below 3 on either autopilot
+    record, _ = rig.run(['arm_motors', 'takeoff'], 'arm and take off to 10 m')
+    assert [t.outcome for t in record.tools] == ['dispatched'] * 2, record.tools
+    fired: list = []
+    manager = WatchManager(MavlinkSampler(rig.link), fired.append, lambda _: None)
+    predicate = parse_condition('if gps is lost', ['gps_position'])
+    assert predicate.field == 'gps_fix'
+    manager.arm('gps', 'land', predicate, 'if gps is lost, land')
+    assert wait_for(lambda: rig.link.read('gps_position').get('gps_fix') is True)
+    manager.tick()
+    assert not fired
+    with rig.sim.lock:
+        rig.sim.state.gps_ok = False
+    assert wait_for(lambda: manager.tick() or fired, timeout_s=30.0)
+    assert fired[0].tool == 'land'
+
+
 def test_hold_is_a_pause_on_arducopter_and_the_hold_mode_on_px4(rig):
     record, _ = rig.run(['arm_motors', 'takeoff'], 'arm and take off to 10 m')
     assert [t.outcome for t in record.tools] == ['dispatched'] * 2, record.tools

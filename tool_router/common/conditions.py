@@ -272,6 +272,13 @@ STATES: tuple[tuple[str, str, str, Any], ...] = (
     # "once armed take off", "when it's disarmed": the arming state the autopilot reports
     (r"\bdisarmed\b", 'vehicle_state', 'armed', False),
     (r"\b(?<!dis)armed\b", 'vehicle_state', 'armed', True),
+    # "if gps is lost", "on loss of gps", "if we lose the gps fix": no 3D fix reported any more
+    # (read before the link: "gps signal is lost" is the fix, not the radio)
+    (r'\b(?:lose|lost|loses|losing)\s+(?:the\s+|our\s+)?gps\b|\bgps\s+(?:fix\s+|signal\s+|lock\s+)?'
+     r'(?:is\s+|was\s+|gets\s+|goes\s+|has been\s+)?(?:lost|drops?|dropped|cuts? out|fails?|'
+     r'failed|dies|down|glitch\w*)\b|\b(?:gps|fix)\s+loss\b|\bloss of (?:the\s+)?gps\b|'
+     r'\bno\s+gps\b|\bgps\s+(?:fix|lock)\s+(?:is\s+)?(?:gone|lost)\b',
+     'gps_position', 'gps_fix', False),
     (r'\b(?:lose|lost|loses|losing|drops?|dropped)\s+(?:the\s+)?(?:rc\s+|radio\s+|data\s+|c2\s+)?'
      r'(?:link|connection|radio|signal|telemetry|comms)|(?:link|connection|radio|signal|'
      r'telemetry|comms)\s+(?:is\s+|are\s+|was\s+|were\s+|gets\s+|goes\s+|be\s+|has been\s+)?'

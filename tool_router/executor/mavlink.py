@@ -618,6 +618,9 @@ class MavlinkLink:
         pos = self._need('GLOBAL_POSITION_INT')
         lat, lon = pos.lat / 1e7, pos.lon / 1e7
         values: dict[str, Any] = {'lat': lat, 'lon': lon, 'amsl_m': pos.alt / 1000.0}
+        gps = self.latest('GPS_RAW_INT')
+        if gps is not None:  # "if gps is lost": a 3D fix (fix_type 3 and up) or none
+            values['gps_fix'] = int(gps.fix_type) >= 3
         with self._state_lock:
             home = self._home
         if home is not None:

@@ -96,6 +96,9 @@ _SETS = {
 }
 
 
+_ENDS = frozenset({'until', 'till', 'while', 'before'})
+
+
 def drop_condition_orders(decision: Decision, text: str, catalog: Catalog
                           ) -> tuple[Decision, ConditionDrop | None]:
     """``decision`` without the actuators chosen only from a condition that a sensor reads."""
@@ -110,8 +113,12 @@ def drop_condition_orders(decision: Decision, text: str, catalog: Catalog
         if clause.role != 'condition':
             continue
         mine = [t for t in decision.tools if decision.clause_index.get(t) == clause.index]
-        read = _read(clause.embedded, text) if mine else None
-        if not isinstance(read, Predicate) or read.sensor not in decision.tools:
+        # "record until we land": the end of another order, which the executor refuses to
+        # watch; what it reads is still no order of its own (dev: "record video ... until it
+        # lands again" is the recorder alone)
+        ends = clause.marker in _ENDS
+        read = _read(f'when {clause.text}' if ends else clause.embedded, text) if mine else None
+        if not isinstance(read, Predicate) or (read.sensor not in decision.tools and not ends):
             continue
         watched = [t for t in mine if (read.field, t) in _SETS and t in catalog
                    and catalog.get(t).kind is Kind.ACTUATOR

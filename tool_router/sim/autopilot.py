@@ -111,6 +111,7 @@ class SimState:
     payload_attached: bool = True
     terminated: bool = False
     home_set: bool = False
+    gps_ok: bool = True  # a test's fault: False reports no fix (GPS_RAW_INT fix_type 0)
     taken_off: bool = False  # since the last arm
     armed_at: float = 0.0
     landed_at: float = 0.0
@@ -979,7 +980,8 @@ class MavlinkSim:
                               math.radians(s.heading if s.heading <= 180 else s.heading - 360),
                               0.0, 0.0, 0.0)
         elif msg_id == M.MAVLINK_MSG_ID_GPS_RAW_INT:
-            mav.gps_raw_int_send(boot_ms * 1000, 3 if s.home_set else 0, int(s.lat * 1e7),
+            mav.gps_raw_int_send(boot_ms * 1000, 3 if s.home_set and s.gps_ok else 0,
+                                 int(s.lat * 1e7),
                                  int(s.lon * 1e7), int(amsl * 1000), 80, 120,
                                  int(s.groundspeed * 100), int(s.heading * 100) % 36000, 14)
         elif msg_id == M.MAVLINK_MSG_ID_EXTENDED_SYS_STATE:
