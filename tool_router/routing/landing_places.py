@@ -1,0 +1,50 @@
+"""A flight to a place named like a landing spot is a flight, not a landing (pure).
+
+"fly to Dock and snap a picture" and "fly_to('Dock')" (pubw10, v2 dev) got
+``precision_landing``: lcr read the place's name, and a dock or a pad is where precision
+landings end. ANNOTATION.md gives a flight to a place ``goto_waypoint``; a landing is asked
+for with its own words. The rule replaces ``precision_landing`` by ``goto_waypoint`` (its score
+and gate) when the clause that chose it moves the vehicle to a place ("fly / go / goto / head /
+move / navigate / proceed / travel / return to ...") and says nothing of landing anywhere in
+the request ("land", "touch down", "set / put it down", "precland", "dock" as a verb, "end
+up", "go down on the mark"). Dev: every request with ``precision_landing`` in its truth has
+such words (12 of 12), and the rule changes only the two above. docs/CONVENTIONS.md, "A flight
+to a place named like a landing spot".
+"""
+from __future__ import annotations
+
+import re
+
+from tool_router.common.catalog import Catalog
+from tool_router.common.clauses import split_clauses
+from tool_router.routing.clause_drops import ClauseDrop
+from tool_router.routing.policies.base import Decision
+
+PRECISION = 'precision_landing'
+GOTO = 'goto_waypoint'
+_FLIGHT = re.compile(r'^(?:(?:please|now|then|and)\s+)*(?:fly|go|goto|go_to|fly_to|head|move|'
+                     r'navigate|proceed|travel|cruise|transit)\b(?:\s*\(|\s+(?:over\s+|back\s+)?'
+                     r'(?:to|towards?|toward)?\b)', re.IGNORECASE)
+# a landing in any words, anywhere in the request (the clause's place may be "Dock": "dock" as
+# a verb is "dock at", "dock on", "dock it", "docking")
+_LANDING = re.compile(
+    r'\b(?:land\w*|lnad\w*|precland|prec\s*land|touch\s*down|touchdown|set\s+(?:it\s+|her\s+)?'
+    r'down|put\s+(?:it\s+|her\s+|my\s+drone\s+|the\s+drone\s+)?down|go\s+down\s+(?:on|onto)|'
+    r'end\s+up|settle|perch|docking|docked|dock\s+(?:at|on|it|her|the\s+drone))\b',
+    re.IGNORECASE)
+
+
+def flight_to_a_landing_place(decision: Decision, text: str, catalog: Catalog
+                              ) -> tuple[Decision, ClauseDrop | None]:
+    """``decision`` with ``goto_waypoint`` for a ``precision_landing`` that is a flight."""
+    if PRECISION not in decision.tools or _LANDING.search(text):
+        return decision, None
+    at = decision.clause_index.get(PRECISION, -1)
+    clause = next((c for c in split_clauses(text) if c.index == at), None)
+    if clause is None or clause.negated or not _FLIGHT.match(clause.text.strip()):
+        return decision, None
+    kept = decision.with_tool_replaced(
+        PRECISION, GOTO if GOTO in catalog else None, clause.index, clause.text,
+        'a flight to a place', f'{PRECISION} dropped: "{clause.text}" flies to a place and no '
+                               'landing is asked for')
+    return kept, ClauseDrop(clause.text, (PRECISION,), 'a flight to a place')
