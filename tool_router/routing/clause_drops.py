@@ -26,6 +26,16 @@ class ClauseDrop:
     why: str = ''
 
 
+def chosen_clause(decision: Decision, tool: str, text: str) -> Clause | None:
+    """The clause of ``text`` that chose ``tool`` (None: not chosen, or from no clause).
+
+    The rules that read the clause behind one tool (face_home, mission_stops, takeoff_height,
+    vertical_moves, landing_places) look it up here.
+    """
+    at = decision.clause_index.get(tool, -1)
+    return next((c for c in split_clauses(text) if c.index == at), None)
+
+
 def drop_clause_tools(decision: Decision, text: str, why_outside: Callable[[Clause], str],
                       clauses: Sequence[Clause] | None = None
                       ) -> tuple[Decision, list[ClauseDrop]]:

@@ -13,8 +13,7 @@ from __future__ import annotations
 import re
 
 from tool_router.common.catalog import Catalog
-from tool_router.common.clauses import split_clauses
-from tool_router.routing.clause_drops import ClauseDrop
+from tool_router.routing.clause_drops import ClauseDrop, chosen_clause
 from tool_router.routing.policies.base import Decision
 
 HOME = 'return_to_home'
@@ -37,8 +36,7 @@ def face_home_is_a_heading(decision: Decision, text: str, catalog: Catalog
     if HOME not in decision.tools or not re.search(r'\b(?:face|point|turn|yaw|rotate|nose)\b',
                                                     text, re.IGNORECASE):
         return decision, None
-    at = decision.clause_index.get(HOME, -1)
-    clause = next((c for c in split_clauses(text) if c.index == at), None)
+    clause = chosen_clause(decision, HOME, text)
     if clause is None or clause.negated or not _FACE_HOME.match(clause.text.strip(' .!')):
         return decision, None
     kept = decision.with_tool_replaced(

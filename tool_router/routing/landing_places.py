@@ -16,8 +16,7 @@ from __future__ import annotations
 import re
 
 from tool_router.common.catalog import Catalog
-from tool_router.common.clauses import split_clauses
-from tool_router.routing.clause_drops import ClauseDrop
+from tool_router.routing.clause_drops import ClauseDrop, chosen_clause
 from tool_router.routing.policies.base import Decision
 
 PRECISION = 'precision_landing'
@@ -39,8 +38,7 @@ def flight_to_a_landing_place(decision: Decision, text: str, catalog: Catalog
     """``decision`` with ``goto_waypoint`` for a ``precision_landing`` that is a flight."""
     if PRECISION not in decision.tools or _LANDING.search(text):
         return decision, None
-    at = decision.clause_index.get(PRECISION, -1)
-    clause = next((c for c in split_clauses(text) if c.index == at), None)
+    clause = chosen_clause(decision, PRECISION, text)
     if clause is None or clause.negated or not _FLIGHT.match(clause.text.strip()):
         return decision, None
     kept = decision.with_tool_replaced(

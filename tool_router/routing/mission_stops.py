@@ -15,8 +15,7 @@ from __future__ import annotations
 import re
 
 from tool_router.common.catalog import Catalog
-from tool_router.common.clauses import split_clauses
-from tool_router.routing.clause_drops import ClauseDrop
+from tool_router.routing.clause_drops import ClauseDrop, chosen_clause
 from tool_router.routing.policies.base import Decision
 
 MISSION = 'execute_mission'
@@ -36,8 +35,7 @@ def mission_stop_is_a_hold(decision: Decision, text: str, catalog: Catalog
     """``decision`` without ``execute_mission`` for a clause that stops the mission."""
     if MISSION not in decision.tools or _GOES_ON.search(text):
         return decision, None
-    at = decision.clause_index.get(MISSION, -1)
-    clause = next((c for c in split_clauses(text) if c.index == at), None)
+    clause = chosen_clause(decision, MISSION, text)
     m = _STOP.match(clause.text.strip(' .!')) if clause is not None else None
     if clause is None or m is None or clause.negated:
         return decision, None

@@ -17,9 +17,8 @@ from __future__ import annotations
 import re
 
 from tool_router.common.catalog import Catalog
-from tool_router.common.clauses import split_clauses
 from tool_router.common.numbers import SPELLED
-from tool_router.routing.clause_drops import ClauseDrop
+from tool_router.routing.clause_drops import ClauseDrop, chosen_clause
 from tool_router.routing.policies.base import Decision
 
 TAKEOFF = 'takeoff'
@@ -38,8 +37,7 @@ def climb_is_the_takeoff_height(decision: Decision, text: str, catalog: Catalog
     if TAKEOFF not in decision.tools or ALTITUDE not in decision.tools \
             or not _JOINED.search(text):
         return decision, None
-    at = decision.clause_index.get(ALTITUDE, -1)
-    clause = next((c for c in split_clauses(text) if c.index == at), None)
+    clause = chosen_clause(decision, ALTITUDE, text)
     if clause is None or clause.negated or not _CLIMB_CLAUSE.match(clause.text.strip(' .!')):
         return decision, None
     kept = decision.without({ALTITUDE}, f'{ALTITUDE} dropped: "{clause.text}" is the height of '

@@ -16,8 +16,7 @@ from __future__ import annotations
 import re
 
 from tool_router.common.catalog import Catalog
-from tool_router.common.clauses import split_clauses
-from tool_router.routing.clause_drops import ClauseDrop
+from tool_router.routing.clause_drops import ClauseDrop, chosen_clause
 from tool_router.routing.policies.base import Decision
 
 GOTO = 'goto_waypoint'
@@ -34,10 +33,9 @@ def vertical_move_is_altitude(decision: Decision, text: str, catalog: Catalog
     """``decision`` without ``goto_waypoint`` for a clause that only moves up or down."""
     if GOTO not in decision.tools or ALTITUDE not in decision.tools:
         return decision, None
-    at = decision.clause_index.get(GOTO, -1)
-    if decision.clause_index.get(ALTITUDE, -2) != at:
+    if decision.clause_index.get(ALTITUDE, -2) != decision.clause_index.get(GOTO, -1):
         return decision, None
-    clause = next((c for c in split_clauses(text) if c.index == at), None)
+    clause = chosen_clause(decision, GOTO, text)
     if clause is None or clause.negated or not _VERTICAL.match(clause.text.strip(' .!')):
         return decision, None
     kept = decision.without({GOTO}, f'{GOTO} dropped: "{clause.text}" moves only up or down '
