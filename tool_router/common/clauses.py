@@ -521,15 +521,27 @@ def _head(piece: str) -> int:
     return 0
 
 
-def _pieces(text: str) -> list[tuple[str, str, int, bool, bool, bool]]:
-    """(marker, text, chunk, is_condition, after_but, after_step) in order (marker '': none).
+@dataclass(frozen=True)
+class _Piece:
+    """A cut of the request before its roles are settled.
 
     ``chunk`` numbers the punctuation-delimited chunks, so that a condition can gate the
     actions that share its chunk ("if X, land and disarm"); ``after_but``: the piece opens
     right after a "but" (a condition there gates nothing before it); ``after_step``: it opens
     right after a sequence word ("and", "then": "take off, and if X, land").
     """
-    pieces: list[tuple[str, str, int, bool, bool, bool]] = []
+
+    marker: str  # the connective that opened it ('': none)
+    text: str
+    chunk: int
+    condition: bool
+    after_but: bool = False
+    after_step: bool = False
+
+
+def _pieces(text: str) -> list[_Piece]:
+    """The request's pieces in order."""
+    pieces: list[_Piece] = []
     text = _STEP.sub(';', normalise(text))
     if _TELLO_RUN.match(text):
         text = '; '.join(m.group(0) for m in _TELLO_ONE.finditer(text))
@@ -542,16 +554,17 @@ def _pieces(text: str) -> list[tuple[str, str, int, bool, bool, bool]]:
                 after_step = i > 0
                 for run in _run_on(part.strip()) if part.strip() else []:
                     for m, t, c in _cut(run):
-                        pieces.append((m, t, n, c, after_but, after_step))
+                        pieces.append(_Piece(m, t, n, c, after_but, after_step))
                         after_but = after_step = False
-    out: list[tuple[str, str, int, bool, bool, bool]] = []
+    out: list[_Piece] = []
     for k, piece in enumerate(pieces):
         out.append(piece)
-        ended = next((d for d in delays if not piece[3] and piece[1].lower().endswith(d)), '')
+        ended = next((d for d in delays if not piece.condition
+                      and piece.text.lower().endswith(d)), '')
         if ended and k + 1 < len(pieces):
             delays.remove(ended)
-            out.append(('for', piece[1][len(piece[1]) - len(ended):], piece[2], True, False,
-                        False))
+            out.append(_Piece('for', piece.text[len(piece.text) - len(ended):], piece.chunk,
+                              True))
     return out
 
 
@@ -761,12 +774,13 @@ def _split_clauses(text: str) -> tuple[Clause, ...]:
     contrast: set[int] = set()  # the pieces whose condition gates nothing before them
     steps: set[int] = set()
     pieces: list[tuple[tuple[str, str, bool], int]] = []
-    for m, t, n, c, after_but, after_step in _pieces(text):
-        if after_but:
+    for cut in _pieces(text):
+        if cut.after_but:
             contrast.add(len(pieces))
-        if after_step:
+        if cut.after_step:
             steps.add(len(pieces))
-        pieces += [(p, n) for p in _split_glued_action(m, t, c)]
+        pieces += [(p, cut.chunk) for p in _split_glued_action(cut.marker, cut.text,
+                                                                cut.condition)]
     pieces = _unconditional_should(pieces)
     # "take off, and if the wind gets above 10 m/s, land", "take off and after 3 minutes
     # land": a condition that opens a step of its own after "and"/"then" and leads an order of
