@@ -21,7 +21,11 @@ is dropped (:func:`drop_condition_orders`), unless an action clause orders it in
 "if it gets higher than 2 m bring it back down to 1" keeps ``set_altitude`` (lcr gave it to
 the condition, the order is the action's), "run the patrol, come home when the patrol is done"
 keeps ``execute_mission``. Other actuators are left alone: a clause the splitter could not cut
-("if gusts go over 15 knots put it down") holds its order.
+("if gusts go over 15 knots put it down") holds its order. The end of another order ("record
+until we land") is read the same way, as "when" would read it: it orders no landing (stop 48).
+
+A condition of several readings ("if wind over 15 knots or battery under 30%, come home") gets
+the sensor of each (:func:`add_joined_sensors`, stop 48).
 """
 from __future__ import annotations
 
