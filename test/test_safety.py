@@ -284,6 +284,11 @@ DEV_CHANGED = {
     'pubw11_244': 'arm the motors, then take off 10, then start the mission',
     'pubw11_300': 'change speed to 8 m/s',
     'pubw11_303': 'terminate the flight now!!',
+    # pubw12 and pubw13 (stop 48): lines that steer the router; seen here, nowhere else
+    'pubw12_094': 'Also, land.',
+    'pubw12_291': '',
+    'pubw12_292': '',
+    'pubw13_296': '',
 }
 
 
