@@ -46,3 +46,28 @@ def flight_to_a_landing_place(decision: Decision, text: str, catalog: Catalog
         'a flight to a place', f'{PRECISION} dropped: "{clause.text}" flies to a place and no '
                                'landing is asked for')
     return kept, ClauseDrop(clause.text, (PRECISION,), 'a flight to a place')
+
+
+LAND = 'land'
+
+
+def one_landing(decision: Decision, text: str, catalog: Catalog
+                ) -> tuple[Decision, ClauseDrop | None]:
+    """``decision`` with one landing where a clause chose both ``land`` and the precise one.
+
+    A vehicle lands once: no dev request is annotated with both (0 of 8,479), and lcr gave both
+    to "Fly to the rooftop pad, land on it" (``land`` at 0.45 beside ``precision_landing`` at
+    0.93) and to "lnad it on the gravel pad" (``land`` 0.96, the precise one 0.77). When the two
+    answer the same clause, the one the policy scored higher stays.
+    """
+    if LAND not in decision.tools or PRECISION not in decision.tools:
+        return decision, None
+    if decision.clause_index.get(LAND, -1) != decision.clause_index.get(PRECISION, -2):
+        return decision, None
+    scores = dict(zip(decision.tools, decision.aligned_scores()))
+    gone = LAND if scores[LAND] < scores[PRECISION] else PRECISION
+    clause = chosen_clause(decision, gone, text)
+    words = clause.text if clause is not None else text
+    kept = decision.without({gone}, f'{gone} dropped: "{words}" is one landing, and the policy '
+                                     f'scored {LAND if gone == PRECISION else PRECISION} higher')
+    return kept, ClauseDrop(words, (gone,), 'one landing')

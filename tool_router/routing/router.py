@@ -44,7 +44,7 @@ from tool_router.routing.mission_stops import mission_stop_is_a_hold
 from tool_router.routing.preflight import drop_preflight_departure
 from tool_router.routing.takeoff_height import climb_is_the_takeoff_height
 from tool_router.routing.vertical_moves import vertical_move_is_altitude
-from tool_router.routing.landing_places import flight_to_a_landing_place
+from tool_router.routing.landing_places import flight_to_a_landing_place, one_landing
 from tool_router.routing.condition_sensors import (add_joined_sensors, drop_condition_orders,
                                                    drop_extra_readings)
 from tool_router.routing.keyword_runs import KeywordRuns
@@ -488,6 +488,7 @@ class Router:
             decision, _ = vertical_move_is_altitude(decision, screened.text, self.catalog)
             # "fly to Dock" flies there; it lands nowhere (routing/landing_places.py)
             decision, _ = flight_to_a_landing_place(decision, screened.text, self.catalog)
+            decision, _ = one_landing(decision, screened.text, self.catalog)
             # a condition is watched by the sensor that reads it (routing/condition_sensors.py)
             decision, _ = drop_extra_readings(decision, screened.text, self.catalog)
             decision, _ = drop_condition_orders(decision, screened.text, self.catalog)
