@@ -8,8 +8,9 @@ and gate) when the clause that chose it moves the vehicle to a place ("fly / go 
 move / navigate / proceed / travel / return to ...") and says nothing of landing anywhere in
 the request ("land", "touch down", "set / put it down", "precland", "dock" as a verb, "end
 up", "go down on the mark"). Dev: every request with ``precision_landing`` in its truth has
-such words (12 of 12), and the rule changes only the two above. docs/CONVENTIONS.md, "A flight
-to a place named like a landing spot".
+such words (12 of 12), and the rule changes only the two above. A clause that chose both
+landings keeps the one scored higher (:func:`one_landing`). docs/CONVENTIONS.md, "A flight to
+a place named like a landing spot".
 """
 from __future__ import annotations
 
