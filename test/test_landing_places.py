@@ -44,6 +44,10 @@ def test_a_landing_asked_for_stays(text, index):
      {'goto_waypoint': 0, 'precision_landing': 1, 'land': 1, 'disarm_motors': 2},
      ['goto_waypoint', 'precision_landing', 'disarm_motors']),
     ('lnad it on the gravel pad', {'land': 0, 'precision_landing': 0}, ['land']),
+    # the clause names the precise landing: it stays whatever the scores
+    ('within 5m of the launch point -> precision land',
+     {'gps_position': 0, 'land': 1, 'precision_landing': 1},
+     ['gps_position', 'precision_landing']),
 ])
 def test_a_clause_lands_once(text, index, kept):
     d, fact = one_landing(rule_decision(index), text, CATALOG)

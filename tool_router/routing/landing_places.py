@@ -50,6 +50,8 @@ def flight_to_a_landing_place(decision: Decision, text: str, catalog: Catalog
 
 
 LAND = 'land'
+_PRECISE = re.compile(r'\b(?:precision|precise|precisely|precland|prec\s*land|exactly|'
+                      r'on\s+the\s+(?:marker|mark|tag|apriltag|h))\b', re.IGNORECASE)
 
 
 def one_landing(decision: Decision, text: str, catalog: Catalog
@@ -59,16 +61,21 @@ def one_landing(decision: Decision, text: str, catalog: Catalog
     A vehicle lands once: no dev request is annotated with both (0 of 8,479), and lcr gave both
     to "Fly to the rooftop pad, land on it" (``land`` at 0.45 beside ``precision_landing`` at
     0.93) and to "lnad it on the gravel pad" (``land`` 0.96, the precise one 0.77). When the two
-    answer the same clause, the one the policy scored higher stays.
+    answer the same clause, the one the clause names stays ("precision land", "precland", "on
+    the marker": the precise one; the dev condition case "within 5m of the launch point ->
+    precision land" scored ``land`` higher), else the one the policy scored higher.
     """
     if LAND not in decision.tools or PRECISION not in decision.tools:
         return decision, None
     if decision.clause_index.get(LAND, -1) != decision.clause_index.get(PRECISION, -2):
         return decision, None
     scores = dict(zip(decision.tools, decision.aligned_scores()))
-    gone = LAND if scores[LAND] < scores[PRECISION] else PRECISION
-    clause = chosen_clause(decision, gone, text)
+    clause = chosen_clause(decision, LAND, text)
     words = clause.text if clause is not None else text
-    kept = decision.without({gone}, f'{gone} dropped: "{words}" is one landing, and the policy '
-                                     f'scored {LAND if gone == PRECISION else PRECISION} higher')
+    if _PRECISE.search(words):  # "-> precision land": the request names which landing
+        gone, why = LAND, 'the request asks for the precise one'
+    else:
+        gone = LAND if scores[LAND] < scores[PRECISION] else PRECISION
+        why = f'the policy scored {LAND if gone == PRECISION else PRECISION} higher'
+    kept = decision.without({gone}, f'{gone} dropped: "{words}" is one landing, and {why}')
     return kept, ClauseDrop(words, (gone,), 'one landing')
