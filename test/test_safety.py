@@ -289,6 +289,11 @@ DEV_CHANGED = {
     'pubw12_291': '',
     'pubw12_292': '',
     'pubw13_296': '',
+    # pubw14 and pubw15 (stop 48): a line of MCP tool identifiers (an identifier typed as code:
+    # the cost above) and two that steer the router; seen here, nowhere else
+    'pubw14_135': '',
+    'pubw14_309': '',
+    'pubw15_089': '',
 }
 
 
