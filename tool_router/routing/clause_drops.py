@@ -10,6 +10,7 @@ request is one clause. Every drop is in the decision's note.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -30,10 +31,24 @@ def chosen_clause(decision: Decision, tool: str, text: str) -> Clause | None:
     """The clause of ``text`` that chose ``tool`` (None: not chosen, or from no clause).
 
     The rules that read the clause behind one tool (face_home, mission_stops, takeoff_height,
-    vertical_moves, landing_places) look it up here.
+    vertical_moves, landing_places) look it up here, most through
+    :func:`chosen_clause_matching`.
     """
     at = decision.clause_index.get(tool, -1)
     return next((c for c in split_clauses(text) if c.index == at), None)
+
+
+def chosen_clause_matching(decision: Decision, tool: str, text: str, pattern: re.Pattern[str]
+                           ) -> tuple[Clause, re.Match[str]] | None:
+    """The clause that chose ``tool`` and ``pattern``'s match of it, when it is not negated.
+
+    The clause's text is read without the spaces, full stops and exclamation marks around it.
+    """
+    clause = chosen_clause(decision, tool, text)
+    if clause is None or clause.negated:
+        return None
+    m = pattern.match(clause.text.strip(' .!'))
+    return (clause, m) if m is not None else None
 
 
 def drop_clause_tools(decision: Decision, text: str, why_outside: Callable[[Clause], str],

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from tool_router.common.catalog import Catalog
-from tool_router.routing.clause_drops import ClauseDrop, chosen_clause
+from tool_router.routing.clause_drops import ClauseDrop, chosen_clause_matching
 from tool_router.routing.policies.base import Decision
 
 HOME = 'return_to_home'
@@ -36,9 +36,10 @@ def face_home_is_a_heading(decision: Decision, text: str, catalog: Catalog
     if HOME not in decision.tools or not re.search(r'\b(?:face|point|turn|yaw|rotate|nose)\b',
                                                     text, re.IGNORECASE):
         return decision, None
-    clause = chosen_clause(decision, HOME, text)
-    if clause is None or clause.negated or not _FACE_HOME.match(clause.text.strip(' .!')):
+    found = chosen_clause_matching(decision, HOME, text, _FACE_HOME)
+    if found is None:
         return decision, None
+    clause = found[0]
     kept = decision.with_tool_replaced(
         HOME, HEADING if HEADING in catalog else None, clause.index, clause.text,
         'a turn towards home', f'{HOME} dropped: "{clause.text}" turns towards home')

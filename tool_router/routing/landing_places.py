@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from tool_router.common.catalog import Catalog
-from tool_router.routing.clause_drops import ClauseDrop, chosen_clause
+from tool_router.routing.clause_drops import ClauseDrop, chosen_clause, chosen_clause_matching
 from tool_router.routing.policies.base import Decision
 
 PRECISION = 'precision_landing'
@@ -39,9 +39,10 @@ def flight_to_a_landing_place(decision: Decision, text: str, catalog: Catalog
     """``decision`` with ``goto_waypoint`` for a ``precision_landing`` that is a flight."""
     if PRECISION not in decision.tools or _LANDING.search(text):
         return decision, None
-    clause = chosen_clause(decision, PRECISION, text)
-    if clause is None or clause.negated or not _FLIGHT.match(clause.text.strip()):
+    found = chosen_clause_matching(decision, PRECISION, text, _FLIGHT)
+    if found is None:
         return decision, None
+    clause = found[0]
     kept = decision.with_tool_replaced(
         PRECISION, GOTO if GOTO in catalog else None, clause.index, clause.text,
         'a flight to a place', f'{PRECISION} dropped: "{clause.text}" flies to a place and no '

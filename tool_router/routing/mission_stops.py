@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from tool_router.common.catalog import Catalog
-from tool_router.routing.clause_drops import ClauseDrop, chosen_clause
+from tool_router.routing.clause_drops import ClauseDrop, chosen_clause_matching
 from tool_router.routing.policies.base import Decision
 
 MISSION = 'execute_mission'
@@ -35,10 +35,10 @@ def mission_stop_is_a_hold(decision: Decision, text: str, catalog: Catalog
     """``decision`` without ``execute_mission`` for a clause that stops the mission."""
     if MISSION not in decision.tools or _GOES_ON.search(text):
         return decision, None
-    clause = chosen_clause(decision, MISSION, text)
-    m = _STOP.match(clause.text.strip(' .!')) if clause is not None else None
-    if clause is None or m is None or clause.negated:
+    found = chosen_clause_matching(decision, MISSION, text, _STOP)
+    if found is None:
         return decision, None
+    clause, m = found
     holds = m.group('verb').lower() in _HOLDS and HOLD in catalog
     kept = decision.with_tool_replaced(
         MISSION, HOLD if holds else None, clause.index, clause.text,

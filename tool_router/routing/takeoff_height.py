@@ -18,7 +18,7 @@ import re
 
 from tool_router.common.catalog import Catalog
 from tool_router.common.numbers import SPELLED
-from tool_router.routing.clause_drops import ClauseDrop, chosen_clause
+from tool_router.routing.clause_drops import ClauseDrop, chosen_clause_matching
 from tool_router.routing.policies.base import Decision
 
 TAKEOFF = 'takeoff'
@@ -37,9 +37,10 @@ def climb_is_the_takeoff_height(decision: Decision, text: str, catalog: Catalog
     if TAKEOFF not in decision.tools or ALTITUDE not in decision.tools \
             or not _JOINED.search(text):
         return decision, None
-    clause = chosen_clause(decision, ALTITUDE, text)
-    if clause is None or clause.negated or not _CLIMB_CLAUSE.match(clause.text.strip(' .!')):
+    found = chosen_clause_matching(decision, ALTITUDE, text, _CLIMB_CLAUSE)
+    if found is None:
         return decision, None
+    clause = found[0]
     kept = decision.without({ALTITUDE}, f'{ALTITUDE} dropped: "{clause.text}" is the height of '
                                         'the takeoff it is joined to')
     return kept, ClauseDrop(clause.text, (ALTITUDE,), 'the height of the takeoff')

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from tool_router.common.catalog import Catalog
-from tool_router.routing.clause_drops import ClauseDrop, chosen_clause
+from tool_router.routing.clause_drops import ClauseDrop, chosen_clause_matching
 from tool_router.routing.policies.base import Decision
 
 GOTO = 'goto_waypoint'
@@ -35,9 +35,10 @@ def vertical_move_is_altitude(decision: Decision, text: str, catalog: Catalog
         return decision, None
     if decision.clause_index.get(ALTITUDE, -2) != decision.clause_index.get(GOTO, -1):
         return decision, None
-    clause = chosen_clause(decision, GOTO, text)
-    if clause is None or clause.negated or not _VERTICAL.match(clause.text.strip(' .!')):
+    found = chosen_clause_matching(decision, GOTO, text, _VERTICAL)
+    if found is None:
         return decision, None
+    clause = found[0]
     kept = decision.without({GOTO}, f'{GOTO} dropped: "{clause.text}" moves only up or down '
                                     f'({ALTITUDE})')
     return kept, ClauseDrop(clause.text, (GOTO,), 'a move straight up or down')
