@@ -8,7 +8,7 @@ import pytest
 from tool_router.common.catalog import Kind
 from tool_router.common.conditions import (
     CLOCK, HOME, QUANTITIES, STATES, Predicate, Unreadable, condition_notes, decode_reading,
-    distance_m, encode_reading, parse_condition)
+    distance_m, encode_reading, joined_parts, parse_condition)
 from tool_router.sim.vehicle import READINGS, SENSORS, SimVehicle
 
 PARSES = [
@@ -561,6 +561,65 @@ def test_a_level_with_its_verb_alone_is_reached(text, sensor, op, threshold):
                                   'when the gate is 50 m away'])
 def test_a_time_or_a_distance_after_is_is_no_level(text):
     assert not isinstance(parse_condition(text), Predicate)
+
+
+@pytest.mark.parametrize('text', ['when gps is back', 'once gps comes back', 'once we regain gps',
+                                  'when you get a gps fix', 'after gps lock', 'when gps locks',
+                                  "as soon as we've got a solid GPS fix",
+                                  'when gps signal is back'])
+def test_a_gps_fix_regained_is_watched(text):
+    read = parse_condition(text)
+    assert isinstance(read, Predicate), read
+    assert (read.sensor, read.field, read.threshold) == ('gps_position', 'gps_fix', True)
+
+
+@pytest.mark.parametrize('text', ['when the link comes back', 'once we regain the connection',
+                                  'when the signal is back', 'once telemetry is restored'])
+def test_a_link_regained_is_watched(text):
+    read = parse_condition(text)
+    assert isinstance(read, Predicate), read
+    assert (read.sensor, read.field, read.threshold) == ('link_quality', 'link_lost', False)
+
+
+@pytest.mark.parametrize('text, sensor, threshold', [
+    ('if it gets below -5', 'weather_sensor', -5.0),
+    ('if it drops under -12', 'weather_sensor', -12.0),
+    ('if the roof gets below -5', 'thermal_camera', -5.0)])
+def test_a_bare_number_below_zero_is_a_temperature(text, sensor, threshold):
+    read = parse_condition(text)
+    assert isinstance(read, Predicate), read
+    assert (read.sensor, read.op, read.threshold, read.unit) == (sensor, '<', threshold, '°C')
+
+
+@pytest.mark.parametrize('text, context', [
+    ('if it gets below -60', ()),  # colder than the air's plausible range: dBm, or a typo
+    ('if it gets below -5', ('link_quality',)),  # the request's radio: a signal, not refused
+    ('if it drops below 5', ())])  # no sign: still no quantity
+def test_a_bare_negative_number_defers_to_the_request(text, context):
+    read = parse_condition(text, context)
+    if context:
+        assert isinstance(read, Predicate) and read.field == 'rssi_dbm', read
+    else:
+        assert not isinstance(read, Predicate), read
+
+
+def test_a_level_after_an_apostrophe_s():
+    read = parse_condition("if the wind's 10 m/s")
+    assert isinstance(read, Predicate), read
+    assert (read.field, read.op, read.threshold) == ('wind_mps', '>=', 10.0)
+    assert not isinstance(parse_condition("if the battery's 20 minutes from empty"), Predicate)
+
+
+@pytest.mark.parametrize('text, parts', [
+    ('wind over 10 m/s or battery under 25%', ['wind over 10 m/s', 'battery under 25%']),
+    ("you're below 20% battery or under 10 meters", ["you're below 20% battery",
+                                                      'under 10 meters']),
+    ('you see 3 or more people', ['you see 3 or more people']),
+    ('20 m or less', ['20 m or less']),
+    ('after 1 minute and 20 seconds', ['after 1 minute and 20 seconds']),
+    ('the wind picks up, but the battery is fine', ['the wind picks up', 'the battery is fine'])])
+def test_joined_parts(text, parts):
+    assert joined_parts(text) == parts
 
 
 @pytest.mark.parametrize('text', ['if gps lost', 'if gps is lost', 'on loss of gps',

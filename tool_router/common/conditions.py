@@ -171,10 +171,30 @@ NEGATED = re.compile(r"\b(?:not|never|no longer|isn'?t|aren'?t|doesn'?t|don'?t|w
                      r"hasn'?t|haven'?t)\b", re.I)
 JOINED = re.compile(r'\b(?:and|or|but)\b', re.I)
 # "3 or more people", "20 m or less": one comparison, not two conditions
-_NOT_JOINED = re.compile(r'\bor (?:more|less|fewer|above|below|higher|lower|over|under)\b|'
+# ("below 20% or under 10 m" joins two: a number follows)
+_NOT_JOINED = re.compile(r'\bor (?:more|less|fewer|above|below|higher|lower|over|under)\b'
+                         r'(?!\s*[-+−]?\d)|'
                          r'\d+[.,]\d+\s*,\s*-?\d|'
                          # "1 minute and 20 seconds": one duration
                          r'\b(?:h|hrs?|hours?|min|mins|minutes?)\s+and\s+(?=\d)')
+
+
+def joined_parts(text: str) -> list[str]:
+    """The readings of a condition joined by and/or/but, commas and spaces stripped.
+
+    "wind over 10 m/s or battery under 25%" has two; "3 or more people" and "1 minute and 20
+    seconds" one. The executor refuses a condition of several (one condition per action).
+    """
+    kept = [m.span() for m in _NOT_JOINED.finditer(text.lower())]
+    parts, start = [], 0
+    for m in JOINED.finditer(text):
+        if not any(a <= m.start() < b for a, b in kept):
+            parts.append(text[start:m.start()])
+            start = m.end()
+    parts.append(text[start:])
+    return [p.strip(' ,') for p in parts if p.strip(' ,')]
+
+
 _UNKNOWN_UNIT = re.compile(r'(?<![\w.])[-+−]?\d+(?:[.,]\d+)?\s*(yards?|yd|inch(?:es)?|miles?|mi|'
                            r'cm|mm|nmi|psi|bar|hpa|mbar|lux|rpm|amps?|mah|watts?|kw|kg|lbs?|'
                            r'pounds|gallons?|lit(?:er|re)s?|kelvin)\b', re.I)
@@ -279,6 +299,12 @@ STATES: tuple[tuple[str, str, str, Any], ...] = (
      r'failed|dies|down|glitch\w*)\b|\b(?:gps|fix)\s+loss\b|\bloss of (?:the\s+)?gps\b|'
      r'\bno\s+gps\b|\bgps\s+(?:fix|lock)\s+(?:is\s+)?(?:gone|lost)\b',
      'gps_position', 'gps_fix', False),
+    # "when gps is back", "once we regain the gps fix", "after gps lock": a 3D fix reported again
+    (r'\b(?:regain\w*|recover\w*|get|got|have|has|acquire\w*)\s+(?:a\s+|the\s+|our\s+)?gps\b|'
+     r'\bgps\s+(?:fix\s+|signal\s+|lock\s+)?(?:is\s+|was\s+|gets\s+|has\s+|has been\s+)?'
+     r'(?:back|comes? back|came back|returns?|returned|restored|recovered|regained|locks?|'
+     r'locked|acquired|(?:is\s+)?good|ok(?:ay)?)\b|\bgps\s+(?:fix|lock)\b$',
+     'gps_position', 'gps_fix', True),
     (r'\b(?:lose|lost|loses|losing|drops?|dropped)\s+(?:the\s+)?(?:rc\s+|radio\s+|data\s+|c2\s+)?'
      r'(?:link|connection|radio|signal|telemetry|comms)|(?:link|connection|radio|signal|'
      r'telemetry|comms)\s+(?:is\s+|are\s+|was\s+|were\s+|gets\s+|goes\s+|be\s+|has been\s+)?'
@@ -287,6 +313,12 @@ STATES: tuple[tuple[str, str, str, Any], ...] = (
      r'\bloss of (?:the\s+)?(?:link|signal|connection|telemetry)|'
      r'\bno\s+(?:signal|link|connection|telemetry)',
      'link_quality', 'link_lost', True),
+    # "when the link comes back", "once we regain the connection": the link reported again
+    (r'\b(?:regain\w*|recover\w*|restore\w*)\s+(?:the\s+)?(?:rc\s+|radio\s+|data\s+|c2\s+)?'
+     r'(?:link|connection|radio|signal|telemetry|comms)|(?:link|connection|radio|signal|'
+     r'telemetry|comms)\s+(?:is\s+|are\s+|was\s+|gets\s+|has\s+|has been\s+)?(?:back|'
+     r'comes? back|came back|returns?|returned|restored|recovered|regained)\b',
+     'link_quality', 'link_lost', False),
     (r'\b(?:leave|leaves|left|leaving|exit|exits|exited|cross|crosses|crossed|outside|out of|'
      r'breach\w*)\s+(?:of\s+)?(?:the\s+)?(?:allowed\s+|operating\s+|flight\s+|mission\s+|'
      r'survey\s+)?(?:area|geofence|fence|boundary|zone)', 'geofence_monitor', 'inside', False),
@@ -539,7 +571,7 @@ def parse_condition(text: str, context_sensors: tuple[str, ...] | list[str] = ()
     if NEGATED.search(low):
         return _refuse(text, 'negated conditions are not executed; say what to wait for '
                              '(e.g. "when the battery drops below 25%")')
-    if JOINED.search(_NOT_JOINED.sub(' ', low)):
+    if len(joined_parts(low)) > 1:
         return _refuse(text, 'one condition per action: combined conditions (and/or) are not '
                              'executed')
     unknown = _UNKNOWN_UNIT.search(low)
@@ -937,7 +969,7 @@ def _comparison(before: str, after: str) -> str | None:
 
 # a level written with its verb alone ("the battery is 20%"); a time after the number is no
 # level of the quantity ("the battery is 20 minutes from empty" stays refused)
-_LEVEL_VERB = re.compile(r'(?:^|\W)(?:is|are|was|reads?|shows?)\s*$')
+_LEVEL_VERB = re.compile(r"(?:(?:^|\W)(?:is|are|was|reads?|shows?)|[a-z]'s)\s*$")
 _LEVEL_NOT = re.compile(r'\s*(?:minutes?|mins?|seconds?|secs?|hours?|hrs?|h|s|from|away|'
                         r'left|remaining|to\s+go)\b')
 
@@ -1027,6 +1059,9 @@ def _unnamed(t: _Text, dimension: str | None, before: str, unit_word: str,
     named = [q for q in QUANTITIES if q.sensor in t.sensors and fits(q)]
     if named and (dimension or len({q.name for q in named}) == 1):
         return named
+    if dimension is None and number < 0 and not named and \
+            BY_NAME['air temperature'].bare[0] <= number:
+        dimension = 'temperature'  # "if it gets below -5": below zero is the weather's
     if dimension is None:
         return _refuse(t.raw, 'no quantity named and no unit to infer it from')
     if dimension == 'percent' and not PRONOUN.match(t.low):

@@ -35,7 +35,7 @@ from functools import lru_cache
 
 from tool_router.common.catalog import Catalog, Kind
 from tool_router.common.clauses import split_clauses
-from tool_router.common.conditions import Parsed, Predicate, parse_condition
+from tool_router.common.conditions import Parsed, Predicate, joined_parts, parse_condition
 from tool_router.routing.policies.base import Decision
 
 IMAGING = frozenset({'rgb_camera', 'thermal_camera', 'multispectral_camera', 'lidar_scanner'})
@@ -135,10 +135,6 @@ def drop_condition_orders(decision: Decision, text: str, catalog: Catalog
     return decision, (found[0] if found else None)
 
 
-# "if wind over 15 knots or battery under 30%": two readings in one condition clause
-_JOINED = re.compile(r'\s*,?\s*\b(?:or|and)\b\s*', re.IGNORECASE)
-
-
 @dataclass(frozen=True)
 class JoinedSensors:
     """A condition clause of several readings, and the sensors added for them."""
@@ -160,12 +156,12 @@ def add_joined_sensors(decision: Decision, text: str, catalog: Catalog
     condition with its reason (one condition per action); the answer names what it would watch.
     Never into an empty answer, never for a negated clause.
     """
-    if not decision.tools or not re.search(r'\b(?:or|and)\b', text, re.IGNORECASE):
+    if not decision.tools or not re.search(r'\b(?:or|and|but)\b', text, re.IGNORECASE):
         return decision, None
     for clause in split_clauses(text):
         if clause.role != 'condition' or clause.negated:
             continue
-        halves = [h for h in _JOINED.split(clause.text) if h.strip()]
+        halves = joined_parts(clause.text)
         if len(halves) < 2:
             continue
         reads = [_read(f'if {half}', text) for half in halves]
