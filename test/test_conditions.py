@@ -630,3 +630,19 @@ def test_a_gps_loss_is_the_fix_never_the_radio(text):
     assert isinstance(read, Predicate), read
     assert (read.sensor, read.field, read.threshold) == ('gps_position', 'gps_fix', False)
     assert read.holds({'gps_fix': False}) and not read.holds({'gps_fix': True})
+
+
+@pytest.mark.parametrize('text, either', [
+    ("when it's 2 m off the ground", True), ('when you reach 50 m', True), ('once at 40 m', True),
+    ('when it climbs to 50 m', False), ('when it gets down to 10 m', False),
+    ('once above 30 m', False), ('30 m up', False), ('when the battery is 20%', False)])
+def test_an_altitude_reached_without_a_direction_takes_its_side_from_the_first_reading(
+        text, either):
+    read = parse_condition(text)
+    assert isinstance(read, Predicate) and read.either_side == either
+    high, low = read.settled(100.0), read.settled(0.0)
+    if either:
+        assert (high.op, low.op) == ('<=', '>=') and not high.either_side
+        assert '<= when above it' in read.describe()
+    else:
+        assert high == read == low

@@ -40,6 +40,7 @@ TOOL_OF = {
         ('set mode AUTO', 'start the mission'),
         ('switch the drone to LOITER and take a photo', 'hold position and take a photo'),
         ('If telemetry drops out, switch to LOITER.', 'If telemetry drops out, hold position.'),
+        ('ESCs overheating -> mode LOITER', 'ESCs overheating -> hold position'),
     ],
 )
 def test_a_switch_to_a_served_mode_becomes_its_command(text, expected):
@@ -59,6 +60,8 @@ def test_a_switch_to_a_served_mode_becomes_its_command(text, expected):
         'Is the vehicle in AUTO?',
         'is it still in loiter mode?',
         'which mode is it in, loiter?',
+        # a mode before the arrow of a typed condition is the state it waits for
+        'mode RTL -> stop recording',
         # the names as everyday words
         'go to land',
         'hold the camera steady',

@@ -366,3 +366,24 @@ def test_an_order_before_a_condition_that_leads_its_own_runs_at_once(catalog):
     outcome = {t.tool: t.outcome for t in rec.tools}
     assert outcome == {'takeoff': 'dispatched', 'wind_estimate': 'dispatched', 'land': 'armed'}
     assert rig.vehicle.state.phase == 'airborne' and 'land' not in rig.calls
+
+
+@pytest.mark.parametrize('start, later, waits_for', [(30.0, 1.5, '<='), (0.0, 2.5, '>=')])
+def test_an_altitude_reached_without_a_direction_is_reached_from_where_the_vehicle_is(
+        catalog, start, later, waits_for):
+    # "when it's 2 m off the ground, release the load" on the way down had fired at once at
+    # 30 m (>= 2 m held); on the ground it still waits for the climb
+    rig = Rig(catalog)
+    rig.fly()
+    rig.vehicle.state.altitude_m = start
+    predicate = parse_condition("when it's 2 m off the ground")
+    assert predicate.either_side and predicate.op == '>='
+    rig.watches.arm('r1', 'winch_control', predicate, "when it's 2 m off the ground, lower it")
+    rig.run(2)
+    assert rig.records == []
+    settled = [e for e in rig.events if e.event == 'armed' and 'waits for' in e.reason]
+    assert len(settled) == 1 and f'altitude_m {waits_for} 2 m' in settled[0].predicate
+    rig.vehicle.state.altitude_m = later
+    rig.run(1)
+    assert [e.event for e in rig.events][-1] == 'fired'
+    assert len(rig.records) == 1

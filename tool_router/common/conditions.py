@@ -385,6 +385,9 @@ class Predicate(BaseModel):
     written: str = Field('', description='The threshold as written (e.g. "100 ft").')
     target: tuple[float, float] | None = Field(
         None, description='lat, lon of the point for distance conditions.')
+    either_side: bool = Field(
+        False, description='A level reached from wherever the vehicle is: the first reading '
+                           'keeps `op` from below and turns it to <= from above (see settled).')
 
     def describe(self) -> str:
         """``battery_status.battery_pct < 25 %`` and, when converted, what was written."""
@@ -394,7 +397,20 @@ class Predicate(BaseModel):
         where = f' of {self.target[0]:.5f},{self.target[1]:.5f}' if self.target else ''
         note = f' (written {self.written})' if self.written and self.written != \
             f'{shown}{unit}'.strip() else ''
-        return f'{self.sensor}.{self.field}{where} {self.op} {shown}{unit}{note}'
+        side = ' (<= when above it as the watch starts)' if self.either_side else ''
+        return f'{self.sensor}.{self.field}{where} {self.op} {shown}{unit}{note}{side}'
+
+    def settled(self, first: float | bool | str | None) -> Predicate:
+        """The predicate with its side chosen by the first reading (itself when not either_side).
+
+        Below the threshold it waits for ``>=`` (the climb), above it for ``<=`` (the descent);
+        at the threshold it holds either way.
+        """
+        if not self.either_side or not isinstance(first, (int, float)) \
+                or not isinstance(self.threshold, float):
+            return self
+        op: Op = '<=' if float(first) > self.threshold else '>='
+        return self.model_copy(update={'op': op, 'either_side': False})
 
     def value(self, reading: dict[str, Any]) -> float | bool | str | None:
         """The compared value taken from a reading; KeyError when the reading lacks it.
@@ -1037,8 +1053,14 @@ def _numeric(t: _Text) -> Parsed | None:
         return _refuse(t.raw, final.reason)
     if q.dimension == 'percent' and not 0 <= value <= 100:
         return _refuse(t.raw, f'{number:g} % is outside 0-100 %')
+    # "when it's 2 m off the ground, release the load" is said on the way down as often as
+    # "when you reach 50 m" on the way up: an altitude reached without a direction is reached
+    # from wherever the vehicle is when the watch starts (Predicate.either_side)
+    either = (op == 'reach' and q.name == 'altitude'
+              and not (_FALLING.search(before) or _RISING.search(before)))
     return Predicate(text=t.raw, quantity=q.name, sensor=q.sensor, field=q.field,
-                     op=final, threshold=round(value, 6), unit=spec[1], written=written)
+                     op=final, threshold=round(value, 6), unit=spec[1], written=written,
+                     either_side=either)
 
 
 def _unnamed(t: _Text, dimension: str | None, before: str, unit_word: str,
@@ -1093,6 +1115,10 @@ def _unnamed(t: _Text, dimension: str | None, before: str, unit_word: str,
                           f'{dimension} ({shown})')
 
 
+_FALLING = re.compile(r'\b(?:drops?|falls?|down|dips?|sinks?|decreases?)\b')
+_RISING = re.compile(r'\b(?:rises?|climbs?|up|increases?|grows?)\b')
+
+
 def _final_op(op: str, q: Quantity, value: float, before: str) -> Op | Unreadable:
     if op in ('worse', 'better'):
         if q.worse is None:
@@ -1106,9 +1132,9 @@ def _final_op(op: str, q: Quantity, value: float, before: str) -> Op | Unreadabl
     if op == 'up_to':
         return '>='
     if op == 'reach':
-        if re.search(r'\b(?:drops?|falls?|down|dips?|sinks?|decreases?)\b', before):
+        if _FALLING.search(before):
             return '<='
-        if re.search(r'\b(?:rises?|climbs?|up|increases?|grows?)\b', before):
+        if _RISING.search(before):
             return '>='
         falls = q.falls if q.falls is not None else value <= 0
         return '<=' if falls else '>='

@@ -185,6 +185,7 @@ class WatchManager:
         fired: list[Watch] = []
         with self._lock:
             due: list[tuple[Watch, WatchRecord]] = []
+            settled: list[WatchRecord] = []
             now = self.clock()
             for w in self.armed():
                 reading = (_clock_reading(w, now) if w.predicate.sensor == CLOCK
@@ -197,6 +198,8 @@ class WatchManager:
                 w.samples += 1
                 try:
                     w.value = w.predicate.value(reading)
+                    if w.predicate.either_side:
+                        settled.append(self._settle(w, now))
                     holds = w.predicate.holds(reading)
                     w.last_error = ''
                 except (KeyError, TypeError, ValueError) as exc:
@@ -206,11 +209,23 @@ class WatchManager:
                     due.append((w, self._end(w, 'fired', f'{w.predicate.describe()} held '
                                                          f'(value {_shown(w.value)})')))
             fired = [w.model_copy() for w, _ in due]
+        for record in settled:
+            self.emit(record)  # the side it waits from, on disk before it fires or waits
         for (_, record), watch in zip(due, fired):
             self.emit(record)  # on disk before the action runs
             if self.fire(watch) is False:
                 self._rearm(watch)
         return fired
+
+    def _settle(self, w: Watch, now: float) -> WatchRecord:
+        """Choose the side of an either-side level from ``w``'s first value; its 'armed' record.
+
+        The caller holds the lock.
+        """
+        w.predicate = w.predicate.settled(w.value)
+        w.reason = (f'{w.predicate.field} read {_shown(w.value)} as the watch started: waits '
+                    f'for {w.predicate.describe()}')
+        return self._record(w, 'armed', now)
 
     def _rearm(self, fired: Watch) -> None:
         """Arm ``fired`` again: its action could not be taken, so it is not used up."""

@@ -99,6 +99,10 @@ def rewrite_modes(text: str) -> str:
     return ''.join(out)
 
 
+# the arrow of a typed condition ("ESCs overheating -> LOITER"): what stands before it is a state
+_ARROW = re.compile(r'\s*(?:->|=>|→)')
+
+
 def _switches(text: str) -> list[tuple[int, int, str]]:
     """(start, end, command) of the non-overlapping mode switches of ``text``, in order."""
     found: list[tuple[int, int, str]] = []
@@ -118,6 +122,8 @@ def _switches(text: str) -> list[tuple[int, int, str]]:
                 continue  # "is it still in loiter mode?"
             if text[m.end():].lstrip().startswith('?') and not has_verb:
                 continue
+            if not has_verb and _ARROW.match(text, m.end()):
+                continue  # "mode RTL -> stop recording": the mode is the condition's state
             if any(s < m.end() and m.start() < e for s, e, _ in found):
                 continue
             found.append((m.start(), m.end(), COMMAND[key]))
