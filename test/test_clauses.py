@@ -336,6 +336,16 @@ def test_a_condition_after_but_gates_only_what_follows():
     # after a comma, with its order in its own chunk
     ('check the wind, if it picks up above 13 m/s come home', 'check the wind', 'come home'),
     ('wind check, if under 10 m/s arm and launch', 'wind check', 'launch'),
+    # after the end of a sentence (. ; ! ? a line, an arrow, a numbered step): the takeoff had
+    # waited for the battery, the recording for the battery (46 dev texts, stop 49)
+    ('take off. If the battery drops below 25%, land.', 'take off', 'land'),
+    ("Follow the bride's car and keep recording; if the battery gets below 25%, come home.",
+     'keep recording', 'come home'),
+    ('take off; bat<25 -> rth', 'take off', 'rth'),
+    ('survey the field. battery < 25% -> rth', 'survey the field', 'rth'),
+    ("1. arm 2. take off 3. fly the creeping line search 4. once the mission completes, RTL",
+     'fly the creeping line search 4', 'RTL'),
+    ('take off; batt 25% -> rth', 'take off', 'rth'),
 ])
 def test_a_condition_that_leads_its_own_order_gates_nothing_before_it(text, now, waits):
     gate = {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}
@@ -348,6 +358,7 @@ def test_a_condition_that_leads_its_own_order_gates_nothing_before_it(text, now,
     ('take a photo and land if the battery is low', 'land'),
     ('land if the battery is under 20%, and disarm', 'land'),
     ('land, if the battery is under 20%', 'land'),
+    ('Land now. If the battery is low.', 'Land now'),
 ])
 def test_a_condition_after_its_order_still_gates_it(text, gated):
     gate = {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}
@@ -407,3 +418,36 @@ def test_while_the_vehicle_does_an_order_is_two_orders(text, orders):
 def test_while_a_reading_holds_is_still_a_condition():
     clauses = split_clauses('keep recording while the wind is under 8 m/s')
     assert [c.role for c in clauses] == ['action', 'condition'] and clauses[0].condition
+
+
+@pytest.mark.parametrize('text, action, condition', [
+    # a mission item at the end of an order that goes nowhere itself is its condition
+    ('start mapping at wp 2', 'start mapping', 'at wp 2'),
+    ('take a photo at the third waypoint', 'take a photo', 'at the third waypoint'),
+    ('release the payload @ wp5', 'release the payload', 'at wp5'),
+])
+def test_a_waypoint_after_an_order_is_its_condition(text, action, condition):
+    gate = {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}
+    assert gate == {action: condition}
+
+
+@pytest.mark.parametrize('text', ['hover at waypoint 3', 'fly to waypoint 3',
+                                  'land at waypoint 5', 'Commence mission, start at wpt 1.'])
+def test_a_waypoint_a_move_goes_to_is_no_condition(text):
+    assert all(c.role == 'action' and not c.condition for c in split_clauses(text))
+
+
+@pytest.mark.parametrize('text, action, condition', [
+    ('batt 20% -> land', 'land', 'if batt 20%'),
+    ('wind 12 m/s => land', 'land', 'if wind 12 m/s'),
+    ('rssi -90 -> rth', 'rth', 'if rssi -90'),
+])
+def test_a_sensed_level_before_an_arrow_is_a_condition(text, action, condition):
+    gate = {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}
+    assert gate == {action: condition}
+
+
+@pytest.mark.parametrize('text', ['altitude 50 m -> photo', 'left 2 m -> photo',
+                                  'battery 20%, land', 'Battery 80%, signal strong. Arm.'])
+def test_a_set_quantity_or_a_report_before_a_cut_is_no_condition(text):
+    assert all(c.role == 'action' for c in split_clauses(text))

@@ -646,3 +646,18 @@ def test_an_altitude_reached_without_a_direction_takes_its_side_from_the_first_r
         assert '<= when above it' in read.describe()
     else:
         assert high == read == low
+
+
+@pytest.mark.parametrize('text, field, op', [('if batt 20%', 'battery_pct', '<='),
+                                             ('if the wind 10 m/s', 'wind_mps', '>='),
+                                             ('if esc temp 90', 'esc_temp_c', '>=')])
+def test_a_sensed_quantity_then_its_level_is_reached(text, field, op):
+    read = parse_condition(text)
+    assert isinstance(read, Predicate), read
+    assert (read.field, read.op) == (field, op)
+
+
+@pytest.mark.parametrize('text', ['if altitude 50 m', 'if speed 5 m/s', 'if battery 20 minutes',
+                                  'if left 2 m'])
+def test_a_set_quantity_then_a_number_is_no_level(text):
+    assert not isinstance(parse_condition(text), Predicate)

@@ -33,7 +33,8 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from tool_router.common.conditions import (UNIT_PATTERN, WAYPOINT_PATTERN, names_quantity,
+from tool_router.common.conditions import (UNIT_PATTERN, WAYPOINT_PATTERN, Predicate,
+                                           names_quantity, parse_condition, sensed_level,
                                            time_only, watchable)
 from tool_router.common.numbers import SPELLED
 
@@ -168,6 +169,9 @@ _COMPARED = re.compile(rf"^(?:(?:over|above|below|under|past|beyond)|(?:higher|l
 # except in a comparison with a number ("alt >= 50", "rssi<-95").
 _PUNCT = re.compile(r'\s*(?:-+>|=>|→|⇒)\s*|(?:[;!?\n#•▪◦‣]|[<>](?!=?\s*[-+−]?\d)|\.(?!\d))+|'
                     r',(?!\s?-?\d)|\s[-–—]+\s|:\s|\s=\s')
+# the cuts that end a sentence: a condition after one gates nothing before it when it leads an
+# order of its own ("hover. if anyone shows up, take a photo"; "take off; bat<25 -> rth")
+_SENTENCE_CUT = re.compile(r'[.;!?\n#•▪◦‣]|-+>|=>|→|⇒')
 # Step markers of a numbered plan ("1) ...", "(2) ...", "3- ...", "Step 4: ..."): clause cuts.
 _STEP = re.compile(
     r'(?:^|(?<=\s))'
@@ -348,6 +352,10 @@ _HEAD_COMPARISON = re.compile(
 # the threshold first, without "at": "20% battery", "30 m up", "10 m/s wind", "35% left"
 _HEAD_MEASURE = re.compile(rf"^(?P<v>{_MEASURE})(?P<tail>(?:\s+[a-z][\w'-]*){{0,3}})",
                            re.IGNORECASE)
+# a sensed quantity's name and its level before an arrow: "batt 20% -> land", "wind 12 m/s =>
+# land" (the arrow of a typed condition; "battery 80%, signal strong" is a report, not one)
+_ARROW_LEVEL = re.compile(rf"(?:^|(?<=[;,.:\n]))(?P<s>\s*)(?P<q>[a-z][\w'-]*(?:\s+[a-z][\w'-]*)"
+                          rf"{{0,2}}?)\s*{_MEASURE}\s*(?=-+>|=>|→|⇒)", re.IGNORECASE)
 # "within 10 m of 47.39, 8.54 start recording", "within 5m of the launch point -> land"
 # a bound first, without a quantity word: "below 30 ft, release", "above 120 m -> descend"
 _HEAD_BOUND = re.compile(rf'^(?:below|above|under|over|beyond|past)\s+{_MEASURE}\s*(?=,|$)',
@@ -473,6 +481,11 @@ def _spans(part: str) -> list[_Span]:
         if not _strip_filler(part[:event.start()]).strip(' ,') \
                 or not part[event.end():].strip(' ,.!'):
             closed.append(_Span(event.start(), event.end(), 'after', True))
+    item = _TRAILING_WAYPOINT.search(part)
+    if item and not any(o.start < item.start() for o in opened) \
+            and _first_verb(part) in _IMPERATIVES - _PLACE_VERBS \
+            and len(_strip_filler(part[:item.start()]).split()) > 1:  # "start at wpt 1": where
+        closed.append(_Span(item.start(), item.end(), 'at', True))
     closed.sort(key=lambda c: c.start)
     keep: list[_Span] = []
     for c in closed:  # overlapping spans: the first wins
@@ -482,6 +495,14 @@ def _spans(part: str) -> list[_Span]:
     return sorted(spans + keep, key=lambda c: c.start)
 
 
+# "start mapping at wp 2", "take a photo at the third waypoint": a mission item at the end of an
+# order that goes nowhere itself (ANNOTATION.md: "at the third waypoint" is a condition); a
+# move, hover or landing "at waypoint 3" is where it goes, and so is a verb without its object
+# ("start at wpt 1"): left to the model
+_TRAILING_WAYPOINT = re.compile(
+    rf'(?:\bat|@)\s*(?:{WAYPOINT_PATTERN})(?!\s*(?:m|ft)\b)\s*[.!]?\s*$', re.IGNORECASE)
+_PLACE_VERBS = frozenset('''fly go head move hover hold loiter stay wait navigate travel return
+come orbit circle approach reposition goto land park pause stop'''.split())
 # "at waypoint 4 lower the winch", "@ wp 3 photo": a mission item, the time of the order
 _HEAD_WAYPOINT = re.compile(
     rf'^(?:at|@)\s*(?:{WAYPOINT_PATTERN})(?!\s*(?:m|ft)\b)', re.IGNORECASE)
@@ -528,7 +549,9 @@ class _Piece:
     ``chunk`` numbers the punctuation-delimited chunks, so that a condition can gate the
     actions that share its chunk ("if X, land and disarm"); ``after_but``: the piece opens
     right after a "but" (a condition there gates nothing before it); ``after_step``: it opens
-    right after a sequence word ("and", "then": "take off, and if X, land").
+    right after a sequence word ("and", "then": "take off, and if X, land");
+    ``after_sentence``: it opens a sentence (after . ; ! ? a line break or an arrow: "take
+    off. If the battery drops below 25%, land").
     """
 
     marker: str  # the connective that opened it ('': none)
@@ -537,25 +560,37 @@ class _Piece:
     condition: bool
     after_but: bool = False
     after_step: bool = False
+    after_sentence: bool = False
+
+
+def _arrow_level(m: re.Match[str]) -> str:
+    """``if`` before a sensed quantity's level that the grammar reads ("batt 20% -> land")."""
+    level = m.group(0).strip()
+    if sensed_level(m.group('q')) and isinstance(parse_condition(f'if {level}'), Predicate):
+        return f"{m.group('s')}if {level}"
+    return m.group(0)
 
 
 def _pieces(text: str) -> list[_Piece]:
     """The request's pieces in order."""
     pieces: list[_Piece] = []
     text = _STEP.sub(';', normalise(text))
+    text = _ARROW_LEVEL.sub(_arrow_level, text)
     if _TELLO_RUN.match(text):
         text = '; '.join(m.group(0) for m in _TELLO_ONE.finditer(text))
     # "hover for 30 s, then land": the duration of one action is the delay of the next
     delays = [m.group('d').lower() for m in _FOR_THEN.finditer(text)]
+    cuts = [''] + [m.group(0) for m in _PUNCT.finditer(text)]
     for n, chunk in enumerate(_PUNCT.split(text)):
+        after_sentence = n > 0 and bool(_SENTENCE_CUT.search(cuts[n]))
         for j, side in enumerate(_BUT.split(chunk)):
             after_but = j > 0
             for i, part in enumerate(_SEPARATOR.split(side)):
                 after_step = i > 0
                 for run in _run_on(part.strip()) if part.strip() else []:
                     for m, t, c in _cut(run):
-                        pieces.append(_Piece(m, t, n, c, after_but, after_step))
-                        after_but = after_step = False
+                        pieces.append(_Piece(m, t, n, c, after_but, after_step, after_sentence))
+                        after_but = after_step = after_sentence = False
     out: list[_Piece] = []
     for k, piece in enumerate(pieces):
         out.append(piece)
@@ -773,19 +808,22 @@ def _split_clauses(text: str) -> tuple[Clause, ...]:
     last_chunk = -1
     contrast: set[int] = set()  # the pieces whose condition gates nothing before them
     steps: set[int] = set()
+    sentences: set[int] = set()
     pieces: list[tuple[tuple[str, str, bool], int]] = []
     for cut in _pieces(text):
         if cut.after_but:
             contrast.add(len(pieces))
         if cut.after_step:
             steps.add(len(pieces))
+        if cut.after_sentence:
+            sentences.add(len(pieces))
         pieces += [(p, cut.chunk) for p in _split_glued_action(cut.marker, cut.text,
                                                                 cut.condition)]
     pieces = _unconditional_should(pieces)
     # "take off, and if the wind gets above 10 m/s, land", "take off and after 3 minutes
     # land": a condition that opens a step of its own after "and"/"then" and leads an order of
     # its own gates that order, never the one before it (the takeoff had waited for the wind)
-    contrast |= {k for k in steps if k < len(pieces) and pieces[k][0][2]
+    contrast |= {k for k in steps | sentences if k < len(pieces) and pieces[k][0][2]
                  and any(not p[2] for p, _ in pieces[k + 1:])}
     # so does one that opens its chunk and holds its order in it: "wind check, if under 10 m/s
     # arm and launch" ("land, if the battery is low" has no order of its own: the landing waits)

@@ -980,7 +980,33 @@ def _comparison(before: str, after: str) -> str | None:
         op = '>='  # "when the drone is 200 ft above ground": the height, reached
     if op is None and _LEVEL_VERB.search(before) and not _LEVEL_NOT.match(after):
         op = 'reach'  # "when the battery is 20%", "once the altitude reads 50 m": a level
+    if op is None and sensed_level(before) and not _LEVEL_NOT.match(after):
+        op = 'reach'  # "batt 20% -> land": a sensed quantity's name, then its level
     return op
+
+
+_OWNER = re.compile(r"^(?:the|my|our|its|your)\s+")
+_SET_BY_ORDERS = frozenset({'altitude', 'speed'})  # "altitude 50 m" is an order, not a level
+
+
+def sensed_level(name: str) -> bool:
+    """True when ``name`` is only the name of a quantity no order sets.
+
+    "batt", "the wind", "esc temp": followed by a number it is that quantity's level ("batt
+    20%"); "altitude 50 m" and "speed 5" are orders.
+    """
+    words = _OWNER.sub('', name.strip().lower())
+    if not words or words in ('left', 'remaining'):  # "left 2 m": a move
+        return False
+    spans = _spans(words)
+    named = _specific(spans)
+    if not named or any(q.name in _SET_BY_ORDERS for q in named):
+        return False
+    covered = sorted(spans[q.name] for q in named)
+    rest = words
+    for a, b in reversed(covered):
+        rest = rest[:a] + ' ' * (b - a) + rest[b:]
+    return not rest.strip()
 
 
 # a level written with its verb alone ("the battery is 20%"); a time after the number is no
