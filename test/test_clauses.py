@@ -425,8 +425,13 @@ def test_while_a_reading_holds_is_still_a_condition():
     ('start mapping at wp 2', 'start mapping', 'at wp 2'),
     ('take a photo at the third waypoint', 'take a photo', 'at the third waypoint'),
     ('release the payload @ wp5', 'release the payload', 'at wp5'),
+    # a sensed quantity's level before an arrow is one
+    ('batt 20% -> land', 'land', 'if batt 20%'),
+    ('wind 12 m/s => land', 'land', 'if wind 12 m/s'),
+    ('rssi -90 -> rth', 'rth', 'if rssi -90'),
 ])
-def test_a_waypoint_after_an_order_is_its_condition(text, action, condition):
+def test_a_waypoint_after_an_order_or_a_level_before_an_arrow_is_its_condition(
+        text, action, condition):
     gate = {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}
     assert gate == {action: condition}
 
@@ -435,16 +440,6 @@ def test_a_waypoint_after_an_order_is_its_condition(text, action, condition):
                                   'land at waypoint 5', 'Commence mission, start at wpt 1.'])
 def test_a_waypoint_a_move_goes_to_is_no_condition(text):
     assert all(c.role == 'action' and not c.condition for c in split_clauses(text))
-
-
-@pytest.mark.parametrize('text, action, condition', [
-    ('batt 20% -> land', 'land', 'if batt 20%'),
-    ('wind 12 m/s => land', 'land', 'if wind 12 m/s'),
-    ('rssi -90 -> rth', 'rth', 'if rssi -90'),
-])
-def test_a_sensed_level_before_an_arrow_is_a_condition(text, action, condition):
-    gate = {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}
-    assert gate == {action: condition}
 
 
 @pytest.mark.parametrize('text', ['altitude 50 m -> photo', 'left 2 m -> photo',
