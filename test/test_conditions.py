@@ -661,3 +661,39 @@ def test_a_sensed_quantity_then_its_level_is_reached(text, field, op):
                                   'if left 2 m'])
 def test_a_set_quantity_then_a_number_is_no_level(text):
     assert not isinstance(parse_condition(text), Predicate)
+
+
+@pytest.mark.parametrize('text, op, metres', [
+    ('once 2km out', '>=', 2000.0),  # had been an altitude of 2,000 m
+    ("when we're 500 m out", '>=', 500.0),
+    ('if we get more than 500 m away', '>', 500.0),
+    ('if distance to home > 1 km', '>', 1000.0),
+    ('if the distance from home >= 800 m', '>=', 800.0),
+    ('if we get more than 500 m away from base', '>', 500.0)])
+def test_far_out_with_nothing_else_named_is_from_home(text, op, metres):
+    read = parse_condition(text)
+    assert isinstance(read, Predicate), read
+    assert (read.field, read.op, read.threshold, read.target) == ('distance_m', op, metres, HOME)
+
+
+@pytest.mark.parametrize('text', ['if within 5 m', 'if it gets hotter than 35 out',
+                                  'if 500 away'])
+def test_near_something_unnamed_or_no_length_is_not_home(text):
+    read = parse_condition(text)
+    assert not (isinstance(read, Predicate) and read.field == 'distance_m'), read
+
+
+@pytest.mark.parametrize('text, op', [
+    ('if battery is less than or equal to 20 percent', '<='),
+    ('once the battery is at or below 30%', '<='),
+    ('if altitude is greater than or equal to 100 m', '>='),
+    ('if wind is equal to or more than 10 m/s', '>=')])
+def test_or_equal_comparisons_are_one_condition(text, op):
+    read = parse_condition(text)
+    assert isinstance(read, Predicate), read
+    assert read.op == op
+
+
+def test_base_is_home():
+    read = parse_condition('once back at base')
+    assert isinstance(read, Predicate) and read.target == HOME

@@ -174,6 +174,9 @@ JOINED = re.compile(r'\b(?:and|or|but)\b', re.I)
 # ("below 20% or under 10 m" joins two: a number follows)
 _NOT_JOINED = re.compile(r'\bor (?:more|less|fewer|above|below|higher|lower|over|under)\b'
                          r'(?!\s*[-+−]?\d)|'
+                         # "less than or equal to 20%", "at or below 30%": one comparison
+                         r'\bthan or equal to\b|\bequal to or\b|'
+                         r'\bat or (?=below|under|above|over)|'
                          r'\d+[.,]\d+\s*,\s*-?\d|'
                          # "1 minute and 20 seconds": one duration
                          r'\b(?:h|hrs?|hours?|min|mins|minutes?)\s+and\s+(?=\d)')
@@ -253,6 +256,10 @@ SYMBOL_OP: dict[str, str] = {'<=': '<=', '=<': '<=', '≤': '<=', '>=': '>=', '=
 
 # comparison words, checked in this order (longest first where they overlap)
 COMPARISONS: tuple[tuple[str, str], ...] = (
+    (r'(?:less|lower|fewer) than or equal to|equal to or (?:less|lower) than|'
+     r'at or (?:below|under)', '<='),
+    (r'(?:greater|more|higher) than or equal to|equal to or (?:greater|more|higher) than|'
+     r'at or (?:above|over)', '>='),
     (r'at least|no less than|not less than|or more|or above|or higher', '>='),
     (r'at most|no more than|not more than|or less|or below|or lower', '<='),
     (r'within|closer than|nearer than|inside', '<'),
@@ -366,7 +373,8 @@ SELF = re.compile(r'(?:the\s+)?(?:drone|vehicle|uav|aircraft|copter|quad|us|me|y
                   r'propellers)\s*$', re.I)
 HOME_WORDS = re.compile(r"(?:the\s+)?(?:home|home point|home position|launch|launch point|"
                         r'launch site|launch pad|launchpad|take-?off point|takeoff point|'
-                        r"start(?:ing)? point|start|where we (?:took off|started))", re.I)
+                        r"start(?:ing)? point|start|where we (?:took off|started)|base|"
+                        r'home base)', re.I)  # ANNOTATION.md: back to base is back home
 _TIME_ALT = '|'.join(sorted(TIME_UNITS, key=len, reverse=True))
 
 
@@ -824,7 +832,8 @@ _ARRIVE = re.compile(
     r'next to))\s+(?P<place>.+)$')
 _HOME_ARRIVAL = re.compile(
     r"(?:(?:we|you|it|the drone)(?:'re|'s| are| is| get| gets| got| come| comes)?\s+)?"
-    r'(?:back\s+)?(?:at\s+)?home(?:\s+again)?')
+    r'(?:back\s+)?(?:at\s+)?(?:home|(?:the\s+)?(?:base|home base|launch point|launch site|'
+    r'launch pad|launchpad))(?:\s+again)?')
 
 
 def _place(t: _Text) -> Parsed | None:
@@ -878,9 +887,18 @@ def _arrival(t: _Text, name: str, distance: tuple[Op, float, str] | None) -> Par
                      op=op, threshold=round(metres, 6), unit='m', target=target, written=written)
 
 
-_HOME_AWAY = re.compile(rf'(?:(?:the\s+)?(?:distance|range)\s+(?:to|from)\s+)?'
-                        rf'(?P<place>{HOME_WORDS.pattern})\s+(?:is|gets|drops|falls|comes)\s+'
-                        rf'(?P<cmp>[a-z ]*?)\s*(?P<n>{NUMBER})\s*(?P<u>{_UNIT_ALT})?(?:\s+away)?$')
+_HOME_AWAY = re.compile(rf'(?:(?:the\s+)?(?:distance|range|dist)\s+(?:to|from)\s+)?'
+                        rf'(?P<place>{HOME_WORDS.pattern})(?:\s+(?:is|gets|drops|falls|comes)\s+'
+                        rf'(?P<cmp>[a-z ]*?)|\s*(?P<sym><=|>=|≤|≥|<|>))\s*(?P<n>{NUMBER})\s*'
+                        rf'(?P<u>{_UNIT_ALT})?(?:\s+away)?$')
+# "once 2 km out", "if we get more than 500 m away": far from home, the vehicle's only reference
+# when nothing else is named (near something unnamed stays refused: "within 5 m" of what?)
+_OUT = re.compile(r"^(?P<cmp>(?:(?:we|you|it|i|(?:the\s+)?(?:drone|vehicle|uav|aircraft))"
+                  r"(?:'re|'s|'m)?(?:\s+(?:are|is|am|get|gets|got|go|goes))?\s+)?"
+                  r'(?:more than|farther than|further than|over|beyond|at least|past)?)\s*'
+                  rf'(?P<n>{NUMBER})\s*(?P<u>{_UNIT_ALT})?\s+'
+                  r'(?:out|away)(?:\s+from\s+(?:here|us|me)|\s+now|\s+yet)?$')
+_SYMBOL_POINT: dict[str, Op] = {'<': '<', '>': '>', '<=': '<=', '>=': '>=', '≤': '<=', '≥': '>='}
 
 
 def _distance(t: _Text) -> Parsed | None:
@@ -891,8 +909,8 @@ def _distance(t: _Text) -> Parsed | None:
     if m is None:
         m = _HOME_AWAY.search(low)
         if m is None:
-            return None
-        head = m.group('cmp')
+            return _out(t)
+        head = m.group('cmp') or m.group('sym')
     place = m.group('place').strip()
     unit_word = (m.group('u') or '').lower()
     if unit_word and UNITS[unit_word][0] != 'length':
@@ -916,13 +934,29 @@ def _distance(t: _Text) -> Parsed | None:
     metres = _number(m.group('n')) * unit[2]
     if metres <= 0:
         return _refuse(t.raw, 'a distance must be positive')
-    op = _point_op(head)
+    op = _SYMBOL_POINT.get(head.strip(), None) or _point_op(head)
     written = f"{m.group('n')} {unit_word}".strip()
     if coords:
         return Predicate(text=t.raw, quantity='distance', sensor='gps_position',
                          field='distance_m', op=op, threshold=round(metres, 6), unit='m',
                          target=(lat, lon), written=written)
     return _arrival(t, place, (op, metres, written))
+
+
+def _out(t: _Text) -> Parsed | None:
+    """Far from home with nothing else named: "once 2 km out", "more than 500 m away"."""
+    m = _OUT.search(t.low)
+    if m is None or not m.group('u'):
+        return None  # only the vehicle is far ("the gate is 50 m away" names a place, "an
+        # obstacle is 2 m away" a reading); a length is written ("hotter than 35 out")
+    unit = UNITS[m.group('u').lower()]
+    op = _comparison(m.group('cmp'), '')
+    far: Op | None = ('>=' if op in (None, 'reach') else '>' if op == '>' else
+                      '>=' if op == '>=' else None)
+    if unit[0] != 'length' or far is None:
+        return None  # closer than something unnamed: refused by the numeric reading
+    metres = _number(m.group('n')) * unit[2]
+    return _arrival(t, 'home', (far, metres, f"{m.group('n')} {m.group('u')} from home"))
 
 
 def _point_op(head: str) -> Op:
