@@ -446,3 +446,21 @@ def test_a_waypoint_a_move_goes_to_is_no_condition(text):
                                   'battery 20%, land', 'Battery 80%, signal strong. Arm.'])
 def test_a_set_quantity_or_a_report_before_a_cut_is_no_condition(text):
     assert all(c.role == 'action' for c in split_clauses(text))
+
+
+@pytest.mark.parametrize('text, action', [
+    # a failsafe's trigger without a threshold is a condition the executor refuses with its
+    # reason: the return home had been an order run at once
+    ('on low battery rtl', 'rtl'),
+    ('battery critical -> land', 'land'),
+    ('batt low => rtl', 'rtl'),
+    ('after takeoff climb to 30m', 'climb to 30m'),
+])
+def test_a_trigger_before_its_order_gates_it(text, action):
+    gate = {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}
+    assert gate[action], gate
+
+
+def test_a_takeoff_asked_about_is_no_condition():
+    clauses = split_clauses('how high did it climb after takeoff? also switch the spotlight on')
+    assert all(c.role == 'action' and not c.condition for c in clauses)

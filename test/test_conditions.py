@@ -697,3 +697,13 @@ def test_or_equal_comparisons_are_one_condition(text, op):
 def test_base_is_home():
     read = parse_condition('once back at base')
     assert isinstance(read, Predicate) and read.target == HOME
+
+
+def test_rc_loss_two_plus_people_and_a_critical_battery():
+    rc = parse_condition('if rc lost')
+    assert isinstance(rc, Predicate) and (rc.field, rc.threshold) == ('link_lost', True)
+    people = parse_condition('if 2+ people detected')
+    assert isinstance(people, Predicate) and (people.field, people.op, people.threshold) == (
+        'persons', '>=', 2.0)
+    critical = parse_condition('when the battery is critical')
+    assert isinstance(critical, Unreadable) and 'no threshold' in critical.reason

@@ -337,7 +337,8 @@ goto tilt yaw rotate zoom""".split())
 # "after touchdown disarm", "after the survey, come home": an event the vehicle reports
 _AFTER_EVENT = re.compile(
     r'\b(?P<m>after)\s+(?:the\s+)?(?:landing|touchdown|touch\s+down|we\s+land|it\s+lands|'
-    r"you\s+land|mission|survey|patrol)(?:\s+(?:is\s+|has\s+|'s\s+)?(?:been\s+)?(?:done|"
+    r"you\s+land|mission|survey|patrol|take[- ]?off|lift[- ]?off)(?:\s+(?:is\s+|has\s+|'s\s+)?"
+    r"(?:been\s+)?(?:done|"
     r'finished|finishes|complete|completed|completes|over|ended|ends))?\b'
     # "after waypoint 3 start filming", "after the third waypoint, photo": a mission's item
     rf'|\b(?P<w>after)\s+(?:{WAYPOINT_PATTERN})(?!\s*(?:m|ft)\b)', re.IGNORECASE)
@@ -416,7 +417,15 @@ class _Span:
 # an event ("on" alone is not one)
 _UPON = re.compile(r'\b(?:up)?on\s+(?=(?:seeing|detecting|spotting|finding|noticing|reaching|'
                    r'arriving|arrival|landing|touchdown|touching\s+down|take-?off|'
-                   r'(?:signal|link|connection|comms)\s+loss|loss\s+of)\b)', re.IGNORECASE)
+                   r'(?:signal|link|connection|comms|rc|gps)\s+loss|loss\s+of|'
+                   # "on low battery rtl": a failsafe's trigger without a threshold, a condition
+                   # the executor refuses with its reason, never an order run at once
+                   r'(?:low|critical)\s+(?:battery|batt|voltage|charge|power))\b)',
+                   re.IGNORECASE)
+# "battery critical -> land", "batt low => rtl": the same trigger before an arrow
+_ARROW_TRIGGER = re.compile(r"(?:^|(?<=[;,.:\n]))(?P<s>\s*)(?P<t>(?:the\s+)?(?:battery|batt|bat|"
+                            r'voltage|charge|power)\s+(?:is\s+)?(?:low|critical|very\s+low|'
+                            r'dying))\s*(?=-+>|=>|→|⇒)', re.IGNORECASE)
 
 
 def _spans(part: str) -> list[_Span]:
@@ -478,8 +487,10 @@ def _spans(part: str) -> list[_Span]:
         if event.group('w') and re.search(r'\b(?:waypoints?|wps?)\b', part[:event.start()],
                                           re.IGNORECASE):
             continue  # "insert a loiter waypoint after WP 6": a place in the mission, no time
-        if not _strip_filler(part[:event.start()]).strip(' ,') \
-                or not part[event.end():].strip(' ,.!'):
+        initial = not _strip_filler(part[:event.start()]).strip(' ,')
+        if not initial and re.search(r'(?:take|lift)[- ]?off', event.group(0), re.IGNORECASE):
+            continue  # "how high did it climb after takeoff?": a time asked about, no condition
+        if initial or not part[event.end():].strip(' ,.!'):
             closed.append(_Span(event.start(), event.end(), 'after', True))
     item = _TRAILING_WAYPOINT.search(part)
     if item and not any(o.start < item.start() for o in opened) \
@@ -576,6 +587,7 @@ def _pieces(text: str) -> list[_Piece]:
     pieces: list[_Piece] = []
     text = _STEP.sub(';', normalise(text))
     text = _ARROW_LEVEL.sub(_arrow_level, text)
+    text = _ARROW_TRIGGER.sub(lambda m: f"{m.group('s')}if {m.group('t')}", text)
     if _TELLO_RUN.match(text):
         text = '; '.join(m.group(0) for m in _TELLO_ONE.finditer(text))
     # "hover for 30 s, then land": the duration of one action is the delay of the next

@@ -216,8 +216,8 @@ MEASURE = re.compile(rf'(?<![\w.])({NUMBER})\s*({_UNIT_ALT})?(?![\w/°])', re.I)
 _COORD_NUM = r'[-+−]?\d{1,3}\.\d+'
 COORD = re.compile(rf'(?:lat(?:itude)?\s*)?({_COORD_NUM})\s*°?\s*([NS])?\s*[,;/ ]\s*'
                    rf'(?:lon(?:g(?:itude)?)?\s*)?({_COORD_NUM})\s*°?\s*([EW])?', re.I)
-VAGUE = re.compile(r'\b(?:low|high|too|strong|weak|quickly|fast|slowly|bad|good|gets? '
-                   r'(?:worse|better)|thicker|stressed|looks?|near|close|far)\b', re.I)
+VAGUE = re.compile(r'\b(?:low|high|too|strong|weak|quickly|fast|slowly|bad|good|critical|dying|'
+                   r'gets? (?:worse|better)|thicker|stressed|looks?|near|close|far)\b', re.I)
 ANGLE = re.compile(r'\b(?:heading|roll|pitch|yaw|bearing|angle|tilt|attitude|gimbal|compass|'
                    r'azimuth|'
                    # the vehicle leaning: "if it starts tilting more than 20 degrees" is an
@@ -313,8 +313,8 @@ STATES: tuple[tuple[str, str, str, Any], ...] = (
      r'locked|acquired|(?:is\s+)?good|ok(?:ay)?)\b|\bgps\s+(?:fix|lock)\b$',
      'gps_position', 'gps_fix', True),
     (r'\b(?:lose|lost|loses|losing|drops?|dropped)\s+(?:the\s+)?(?:rc\s+|radio\s+|data\s+|c2\s+)?'
-     r'(?:link|connection|radio|signal|telemetry|comms)|(?:link|connection|radio|signal|'
-     r'telemetry|comms)\s+(?:is\s+|are\s+|was\s+|were\s+|gets\s+|goes\s+|be\s+|has been\s+)?'
+     r'(?:link|connection|radio|signal|telemetry|comms|rc)|(?:link|connection|radio|signal|'
+     r'telemetry|comms|rc|c2)\s+(?:is\s+|are\s+|was\s+|were\s+|gets\s+|goes\s+|be\s+|has been\s+)?'
      r'(?:lost|drops?|dropped|go(?:es)? down|'
      r'cuts? out|fails?|failed|dies|die|down)\b|\b(?:link|signal|connection)\s+loss|'
      r'\bloss of (?:the\s+)?(?:link|signal|connection|telemetry)|'
@@ -542,6 +542,7 @@ def _normalise(body: str) -> str:
     low = re.sub(r'\b(below|under|than|to|past|reaches|hits|at)\s+(?:the\s+)?freezing'
                  r'(?:\s+point)?\b', r'\1 0 freezing', low)
     low = digits(low)
+    low = re.sub(r'(\d)\s*\+(?=\s|$)', r'\1 or more', low)  # "2+ people": at least 2
     if re.search(r'\b(?:battery|batt?|charge|pack|juice)\b', low):
         low = _BATTERY_FRACTION.sub(lambda m: '75%' if m.group(0).startswith(('three', '3'))
                                     else '25%' if 'quarter' in m.group(0) else '50%', low)
