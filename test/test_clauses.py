@@ -346,6 +346,11 @@ def test_a_condition_after_but_gates_only_what_follows():
     ("1. arm 2. take off 3. fly the creeping line search 4. once the mission completes, RTL",
      'fly the creeping line search 4', 'RTL'),
     ('take off; batt 25% -> rth', 'take off', 'rth'),
+    # "and," before the condition: the survey had waited for its own end (never to start)
+    ("Fly the solar survey and, once it's complete, land on the charging dock.",
+     'Fly the solar survey', 'land on the charging dock'),
+    ('Follow the runner and, if she leaves the geofence, stop and hover.', 'Follow the runner',
+     'hover'),
 ])
 def test_a_condition_that_leads_its_own_order_gates_nothing_before_it(text, now, waits):
     gate = {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}

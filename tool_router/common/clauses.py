@@ -172,6 +172,7 @@ _PUNCT = re.compile(r'\s*(?:-+>|=>|→|⇒)\s*|(?:[;!?\n#•▪◦‣]|[<>](?!=?
 # the cuts that end a sentence: a condition after one gates nothing before it when it leads an
 # order of its own ("hover. if anyone shows up, take a photo"; "take off; bat<25 -> rth")
 _SENTENCE_CUT = re.compile(r'[.;!?\n#•▪◦‣]|-+>|=>|→|⇒')
+_STEP_END = re.compile(r'\b(?:and|then|and then)\s*$', re.IGNORECASE)
 # Step markers of a numbered plan ("1) ...", "(2) ...", "3- ...", "Step 4: ..."): clause cuts.
 _STEP = re.compile(
     r'(?:^|(?<=\s))'
@@ -593,12 +594,16 @@ def _pieces(text: str) -> list[_Piece]:
     # "hover for 30 s, then land": the duration of one action is the delay of the next
     delays = [m.group('d').lower() for m in _FOR_THEN.finditer(text)]
     cuts = [''] + [m.group(0) for m in _PUNCT.finditer(text)]
-    for n, chunk in enumerate(_PUNCT.split(text)):
+    chunks = _PUNCT.split(text)
+    for n, chunk in enumerate(chunks):
         after_sentence = n > 0 and bool(_SENTENCE_CUT.search(cuts[n]))
+        # "follow the runner and, if she leaves the geofence, stop": the step word before the
+        # comma opens this chunk's step
+        stepped = n > 0 and bool(_STEP_END.search(chunks[n - 1]))
         for j, side in enumerate(_BUT.split(chunk)):
             after_but = j > 0
             for i, part in enumerate(_SEPARATOR.split(side)):
-                after_step = i > 0
+                after_step = i > 0 or (stepped and i == 0 and j == 0)
                 for run in _run_on(part.strip()) if part.strip() else []:
                     for m, t, c in _cut(run):
                         pieces.append(_Piece(m, t, n, c, after_but, after_step, after_sentence))
