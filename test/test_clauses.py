@@ -469,3 +469,19 @@ def test_a_trigger_before_its_order_gates_it(text, action):
 def test_a_takeoff_asked_about_is_no_condition():
     clauses = split_clauses('how high did it climb after takeoff? also switch the spotlight on')
     assert all(c.role == 'action' and not c.condition for c in clauses)
+
+
+@pytest.mark.parametrize('text, pieces', [
+    ('1 take off 2 run my saved garden patrol 3 record the whole thing 4 come home when the '
+     'patrol is done', ['take off', 'run my saved garden patrol', 'record the whole thing',
+                        'come home', 'the patrol is done']),
+    ('1 go up 2 go to the pond 3 photo of the ducks 4 come home',
+     ['go up', 'go to the pond', 'photo of the ducks', 'come home']),
+    ('1 take 2 photos 2 land', ['take 2 photos', 'land']),
+    ('take 2 photos', ['take 2 photos']),
+])
+def test_steps_numbered_without_a_mark(text, pieces):
+    clauses = split_clauses(text)
+    assert [c.text for c in clauses] == pieces
+    # the patrol no longer waits for its own end
+    assert all(not c.condition for c in clauses if 'patrol' in c.text and c.role == 'action')

@@ -378,6 +378,7 @@ _ACTIONS = frozenset(ACTION_VERBS)
 # verbs that are an order only with something after them ("drop the marker", "slow to 2 m/s")
 _NEEDS_OBJECT = frozenset('drop slow set turn start sound record lights spotlight'.split())
 _IMPERATIVES = _ACTIONS | {'take', 'snap', 'capture', 'film', 'photograph', 'enable'}
+_STEP_VERBS = _IMPERATIVES | _PARAMETER_VERBS | {'run', 'arm', 'check', 'do', 'start'}
 
 
 _SPEC_OPENING = re.compile(r"^(?:(?:it|the drone|drone|you|the uav)\s+(?:should|must|will|shall|"
@@ -575,6 +576,36 @@ class _Piece:
     after_sentence: bool = False
 
 
+_BARE_NUMBER = re.compile(r"(?:^|(?<=\s))(\d)\s+(?=([a-z][\w'-]*))", re.IGNORECASE)
+
+
+def _bare_steps(text: str) -> str:
+    """Steps numbered 1, 2, 3 ... without a mark, each before its verb, cut like marked ones.
+
+    "1 take off 2 run my saved garden patrol 3 record the whole thing 4 come home when the
+    patrol is done" had been one clause, gated as a whole by its last step's condition (the
+    patrol waited for its own end). Only a run that opens the text with 1 and counts up by one,
+    its first two steps opening with a verb; "take 2 photos" is no step.
+    """
+    found = list(_BARE_NUMBER.finditer(text))
+    if not found or found[0].start() != len(text) - len(text.lstrip()) \
+            or found[0].group(1) != '1':
+        return text
+    cuts, want = [], 1
+    for m in found:
+        # the first two steps open with a verb; from the third the count alone says it
+        if int(m.group(1)) == want and (want > 2 or m.group(2).lower() in _STEP_VERBS):
+            cuts.append(m)
+            want += 1
+    if len(cuts) < 2:
+        return text
+    out, pos = [], 0
+    for m in cuts:
+        out += [text[pos:m.start()], '; ']
+        pos = m.end()
+    return ''.join(out + [text[pos:]])
+
+
 def _arrow_level(m: re.Match[str]) -> str:
     """``if`` before a sensed quantity's level that the grammar reads ("batt 20% -> land")."""
     level = m.group(0).strip()
@@ -586,7 +617,7 @@ def _arrow_level(m: re.Match[str]) -> str:
 def _pieces(text: str) -> list[_Piece]:
     """The request's pieces in order."""
     pieces: list[_Piece] = []
-    text = _STEP.sub(';', normalise(text))
+    text = _bare_steps(_STEP.sub(';', normalise(text)))
     text = _ARROW_LEVEL.sub(_arrow_level, text)
     text = _ARROW_TRIGGER.sub(lambda m: f"{m.group('s')}if {m.group('t')}", text)
     if _TELLO_RUN.match(text):
