@@ -485,3 +485,17 @@ def test_steps_numbered_without_a_mark(text, pieces):
     assert [c.text for c in clauses] == pieces
     # the patrol no longer waits for its own end
     assert all(not c.condition for c in clauses if 'patrol' in c.text and c.role == 'action')
+
+
+@pytest.mark.parametrize('text, action, condition', [
+    # an order's own condition after it wins over the one it inherited from the order before
+    ('Film me doing a cartwheel, follow me if I run, and land if the battery goes below 25',
+     'land', 'if the battery goes below 25'),
+    ('Pause the survey if gusts exceed 11 m/s, then resume it once they calm down.', 'resume it',
+     'once they calm down'),
+    # without one of its own it keeps the inherited condition
+    ('land if the battery is under 20%, and disarm', 'disarm', 'if the battery is under 20%'),
+])
+def test_an_orders_own_condition_wins_over_an_inherited_one(text, action, condition):
+    gate = {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}
+    assert gate[action] == condition

@@ -857,6 +857,7 @@ def _split_clauses(text: str) -> tuple[Clause, ...]:
     contrast: set[int] = set()  # the pieces whose condition gates nothing before them
     steps: set[int] = set()
     sentences: set[int] = set()
+    inherited: set[int] = set()  # actions gated by the condition of the order before them
     pieces: list[tuple[tuple[str, str, bool], int]] = []
     for cut in _pieces(text):
         if cut.after_but:
@@ -913,7 +914,9 @@ def _split_clauses(text: str) -> tuple[Clause, ...]:
             if (
                 clauses
                 and clauses[-1].role == 'action'
-                and not clauses[-1].condition
+                # an order's own condition after it wins over one it inherited: "follow me if I
+                # run, and land if the battery goes below 25" lands on the battery, not the run
+                and (not clauses[-1].condition or len(clauses) - 1 in inherited)
                 and marker != 'for'
                 and body.lower() not in _ANSWERS  # "is it on? if so, ...": the question is not
                 and k not in contrast  # "keep filming, but if X, stop": the filming is not
@@ -925,6 +928,8 @@ def _split_clauses(text: str) -> tuple[Clause, ...]:
         elif pending_condition:
             gate, pending_condition = pending_condition, ''
             gated_chunk, gating = chunk, gate
+            if back is not None:
+                inherited.add(len(clauses))  # its condition was the order's before it
         elif chunk == gated_chunk:
             gate = gating  # "if X, land and disarm": both actions wait for X
         steering = bool(STEERING.search(body))
