@@ -346,6 +346,9 @@ def test_a_condition_after_but_gates_only_what_follows():
     ("1. arm 2. take off 3. fly the creeping line search 4. once the mission completes, RTL",
      'fly the creeping line search 4', 'RTL'),
     ('take off; batt 25% -> rth', 'take off', 'rth'),
+    # "tell" and "play" open an order glued to a condition (the flight had waited for the kids)
+    ('fly over to the dam and if the kids are swimming there tell them to get out',
+     'fly over to the dam', 'tell them to get out'),
     # "and," before the condition: the survey had waited for its own end (never to start)
     ("Fly the solar survey and, once it's complete, land on the charging dock.",
      'Fly the solar survey', 'land on the charging dock'),

@@ -138,6 +138,8 @@ ACTION_VERBS = (
     'shoot',
     'notify',
     'alert',
+    'tell',
+    'play',
     'send',
     'lights',
     'spotlight',
