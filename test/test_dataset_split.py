@@ -112,7 +112,7 @@ CORRECTED = {
 
 
 # The writers split by writer (docs/EVALUATION.md): test measures wording no dev writer used.
-DEV_WRITERS = 'w30,w31,w32,pubw1,pubw2,pubw3,pubw4,pubw5,pubw6,pubw7,pubw8,pubw9,pubw10,pubw11'
+DEV_WRITERS = 'w30,w31,w32,pubw1,pubw2,pubw3,pubw4,pubw5,pubw6,pubw7,pubw8,pubw9'
 TEST_WRITERS = 'w33,w34'
 
 
