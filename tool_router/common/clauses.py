@@ -169,12 +169,13 @@ _COMPARED = re.compile(rf"^(?:(?:over|above|below|under|past|beyond)|(?:higher|l
 
 # Cuts between clauses. An arrow ("bat<20 -> land", "=>", "→") is a cut; "<" and ">" are cuts
 # except in a comparison with a number ("alt >= 50", "rssi<-95").
-_PUNCT = re.compile(r'\s*(?:-+>|=>|→|⇒)\s*|(?:[;!?\n#•▪◦‣]|[<>](?!=?\s*[-+−]?\d)|\.(?!\d))+|'
+_ARROW = r'-+>|=>|→|⇒'  # the arrow of a step or a typed condition
+_PUNCT = re.compile(rf'\s*(?:{_ARROW})\s*|(?:[;!?\n#•▪◦‣]|[<>](?!=?\s*[-+−]?\d)|\.(?!\d))+|'
                     r',(?!\s?-?\d)|\s[-–—]+\s|:\s|\s=\s')
 # the cuts that end a sentence: a condition after one gates nothing before it when it leads an
 # order of its own ("hover. if anyone shows up, take a photo"; "take off; bat<25 -> rth")
-_SENTENCE_CUT = re.compile(r'[.;!?\n#•▪◦‣]|-+>|=>|→|⇒')
-_STEP_END = re.compile(r'\b(?:and|then|and then)\s*$', re.IGNORECASE)
+_SENTENCE_CUT = re.compile(rf'[.;!?\n#•▪◦‣]|{_ARROW}')
+_STEP_END = re.compile(r'\b(?:and|then)\s*$', re.IGNORECASE)
 # Step markers of a numbered plan ("1) ...", "(2) ...", "3- ...", "Step 4: ..."): clause cuts.
 _STEP = re.compile(
     r'(?:^|(?<=\s))'
@@ -359,7 +360,7 @@ _HEAD_MEASURE = re.compile(rf"^(?P<v>{_MEASURE})(?P<tail>(?:\s+[a-z][\w'-]*){{0,
 # a sensed quantity's name and its level before an arrow: "batt 20% -> land", "wind 12 m/s =>
 # land" (the arrow of a typed condition; "battery 80%, signal strong" is a report, not one)
 _ARROW_LEVEL = re.compile(rf"(?:^|(?<=[;,.:\n]))(?P<s>\s*)(?P<q>[a-z][\w'-]*(?:\s+[a-z][\w'-]*)"
-                          rf"{{0,2}}?)\s*{_MEASURE}\s*(?=-+>|=>|→|⇒)", re.IGNORECASE)
+                          rf"{{0,2}}?)\s*{_MEASURE}\s*(?={_ARROW})", re.IGNORECASE)
 # "within 10 m of 47.39, 8.54 start recording", "within 5m of the launch point -> land"
 # a bound first, without a quantity word: "below 30 ft, release", "above 120 m -> descend"
 _HEAD_BOUND = re.compile(rf'^(?:below|above|under|over|beyond|past)\s+{_MEASURE}\s*(?=,|$)',
@@ -429,7 +430,7 @@ _UPON = re.compile(r'\b(?:up)?on\s+(?=(?:seeing|detecting|spotting|finding|notic
 # "battery critical -> land", "batt low => rtl": the same trigger before an arrow
 _ARROW_TRIGGER = re.compile(r"(?:^|(?<=[;,.:\n]))(?P<s>\s*)(?P<t>(?:the\s+)?(?:battery|batt|bat|"
                             r'voltage|charge|power)\s+(?:is\s+)?(?:low|critical|very\s+low|'
-                            r'dying))\s*(?=-+>|=>|→|⇒)', re.IGNORECASE)
+                            rf'dying))\s*(?={_ARROW})', re.IGNORECASE)
 
 
 def _spans(part: str) -> list[_Span]:

@@ -944,6 +944,9 @@ def _distance(t: _Text) -> Parsed | None:
     return _arrival(t, place, (op, metres, written))
 
 
+_FAR: dict[str | None, Op] = {None: '>=', 'reach': '>=', '>': '>', '>=': '>='}
+
+
 def _out(t: _Text) -> Parsed | None:
     """Far from home with nothing else named: "once 2 km out", "more than 500 m away"."""
     m = _OUT.search(t.low)
@@ -952,8 +955,7 @@ def _out(t: _Text) -> Parsed | None:
         # obstacle is 2 m away" a reading); a length is written ("hotter than 35 out")
     unit = UNITS[m.group('u').lower()]
     op = _comparison(m.group('cmp'), '')
-    far: Op | None = ('>=' if op in (None, 'reach') else '>' if op == '>' else
-                      '>=' if op == '>=' else None)
+    far = _FAR.get(op)
     if unit[0] != 'length' or far is None:
         return None  # closer than something unnamed: refused by the numeric reading
     metres = _number(m.group('n')) * unit[2]
