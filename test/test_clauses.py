@@ -502,3 +502,91 @@ def test_steps_numbered_without_a_mark(text, pieces):
 def test_an_orders_own_condition_wins_over_an_inherited_one(text, action, condition):
     gate = {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}
     assert gate[action] == condition
+
+
+def _gates(text):
+    return {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}
+
+
+@pytest.mark.parametrize('text, waits', [
+    # a condition that leads its orders gates every order of its sentence, commas or not (the
+    # orders after the first had run at once)
+    ('if the wind exceeds 10 m/s, stop filming, land', ['stop filming', 'land']),
+    ('below 14 V: lights off, climb to 40 m, rtl', ['lights off', 'climb to 40 m', 'rtl']),
+    ('in 2 min: stop recording, lights off, land on the pad',
+     ['stop recording', 'lights off', 'land on the pad']),
+    ('if someone approaches the pad, hold, siren, spotlight', ['hold', 'siren', 'spotlight']),
+    ('should the telemetry link drop out, hover in place and wait', ['hover in place']),
+    ('bat < 20 -> stop video, rtl', ['stop video', 'rtl']),  # an arrow ends no sentence here
+])
+def test_a_leading_condition_gates_its_whole_sentence(text, waits):
+    gate = _gates(text)
+    assert all(gate[w] for w in waits), gate
+
+
+@pytest.mark.parametrize('text, now', [
+    ('if the wind exceeds 10 m/s, stop filming. Take a photo, land', ['Take a photo', 'land']),
+    # the other branch, a bound and a duration gate only what they lead
+    ('if the wind is above 10 knots don\'t launch, else take off', ['else take off']),
+    ('Unless the heading is within 5 degrees of north, turn to face north, then take the photo.',
+     ['take the photo']),
+    ('wait 5 s, drop it, then climb', ['climb']),
+    ('Thermal can wait until dusk. Right now, start the video recording.',
+     ['start the video recording']),
+    # a condition after its order gates that order and the next, not the rest
+    ('land if the battery is low, take a photo, fly home', ['fly home']),
+])
+def test_what_a_leading_condition_does_not_gate(text, now):
+    gate = _gates(text)
+    assert all(not gate[n] for n in now), gate
+
+
+def test_an_orders_own_condition_wins_over_its_sentences():
+    gate = _gates('at 1500 hrs take off, run the sweep, come home when the battery is under 30%')
+    assert gate['run the sweep'] == 'at 1500 hrs'
+    assert gate['come home'] == 'when the battery is under 30%'
+
+
+@pytest.mark.parametrize('text', [
+    'When you have a moment, could you fly to the beehives, take a thermal picture, and then '
+    'come back to launch?',
+    "Please take off to 12 metres when you're ready.",
+    'When you get a chance, stop the recording and bring the drone home, thank you.',
+])
+def test_politeness_is_no_condition(text):
+    clauses = split_clauses(text)
+    assert all(c.role == 'action' and not c.condition for c in clauses), clauses
+    assert not any('chance' in c.text or 'moment' in c.text or 'ready' in c.text
+                   for c in clauses)
+
+
+@pytest.mark.parametrize('text, condition, orders', [
+    # a typed condition before an arrow or a colon, without "if": its orders had run at once
+    ('Link loss: LAND.', 'Link loss', ['LAND']),
+    ('lost link -> hold 30 s then rtl', 'lost link', ['hold 30 s', 'rtl']),
+    ('escs hotter than 85 -> land', 'escs hotter than 85', ['land']),
+    ('dog in frame -> siren', 'dog in frame', ['siren']),
+    ('leaving the fence or link weak -> rtl', 'leaving the fence or link weak', ['rtl']),
+    ('sats < 8 or compass off: hold and warn over the speaker', 'sats < 8 or compass off',
+     ['hold', 'warn over the speaker']),
+    ('obstacle < 1.5 m -> climb 5 m', 'obstacle < 1.5 m', ['climb 5 m']),  # a decimal point
+    ('take off. lost link -> hold', 'lost link', ['hold']),
+])
+def test_a_typed_condition_before_an_arrow_or_a_colon(text, condition, orders):
+    clauses = split_clauses(text)
+    assert [c.text for c in clauses if c.role == 'condition'] == [condition]
+    gate = _gates(text)
+    assert all(gate[o] for o in orders), gate
+    assert not gate.get('take off')
+
+
+@pytest.mark.parametrize('text', [
+    'wp 4 -> orbit tower r50',  # a place named alone is where the step goes
+    'status report: battery, link, motors',
+    'deliver to the porch: fly there, winch it down, cut loose',
+    'take off -> fly to the dock -> land',
+    'battery 80%: take off',  # a level before a colon is a report
+    'Note: take off',
+])
+def test_what_is_no_typed_condition(text):
+    assert all(c.role == 'action' and not c.condition for c in split_clauses(text))

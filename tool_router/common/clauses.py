@@ -34,8 +34,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from tool_router.common.conditions import (UNIT_PATTERN, WAYPOINT_PATTERN, Predicate,
-                                           names_quantity, parse_condition, sensed_level,
-                                           time_only, watchable)
+                                           joined_parts, names_quantity, parse_condition,
+                                           sensed_level, time_only, watchable)
 from tool_router.common.numbers import SPELLED
 
 # Connectives that open a condition clause (the clause names a state to observe).
@@ -175,6 +175,7 @@ _PUNCT = re.compile(rf'\s*(?:{_ARROW})\s*|(?:[;!?\n#•▪◦‣]|[<>](?!=?\s*[-
 # the cuts that end a sentence: a condition after one gates nothing before it when it leads an
 # order of its own ("hover. if anyone shows up, take a photo"; "take off; bat<25 -> rth")
 _SENTENCE_CUT = re.compile(rf'[.;!?\n#•▪◦‣]|{_ARROW}')
+_STOP_CUT = re.compile(r'[.;!?\n#•▪◦‣]')
 _STEP_END = re.compile(r'\b(?:and|then)\s*$', re.IGNORECASE)
 # Step markers of a numbered plan ("1) ...", "(2) ...", "3- ...", "Step 4: ..."): clause cuts.
 _STEP = re.compile(
@@ -567,7 +568,8 @@ class _Piece:
     right after a "but" (a condition there gates nothing before it); ``after_step``: it opens
     right after a sequence word ("and", "then": "take off, and if X, land");
     ``after_sentence``: it opens a sentence (after . ; ! ? a line break or an arrow: "take
-    off. If the battery drops below 25%, land").
+    off. If the battery drops below 25%, land"); ``after_stop``: the same, an arrow excepted
+    (the orders after a typed condition's arrow are its sentence: "bat < 20 -> stop video, rtl").
     """
 
     marker: str  # the connective that opened it ('': none)
@@ -577,6 +579,7 @@ class _Piece:
     after_but: bool = False
     after_step: bool = False
     after_sentence: bool = False
+    after_stop: bool = False
 
 
 _BARE_NUMBER = re.compile(r"(?:^|(?<=\s))(\d)\s+(?=([a-z][\w'-]*))", re.IGNORECASE)
@@ -609,6 +612,40 @@ def _bare_steps(text: str) -> str:
     return ''.join(out + [text[pos:]])
 
 
+# "when you get a chance", "whenever you have a moment", "when you're ready": politeness,
+# not a condition ("When you have a moment, could you fly to the beehives, ..." had gated the
+# flight on a condition the executor refuses)
+_POLITE_WHEN = re.compile(r"\b(?:when(?:ever)?|once)\s+(?:you\s+(?:get|have|find)\s+(?:a|the)\s+"
+                          r"(?:chance|moment|sec|second|minute|min)|you(?:'re|\s+are)\s+ready)"
+                          r"\b(?!\s+(?:to|for)\b)\s*", re.IGNORECASE)
+
+
+# a typed condition before an arrow or a colon, without a connective: "lost link -> hold",
+# "Link loss: LAND.", "dog in frame -> siren", "leaving the fence or link weak -> rtl", "sats < 8
+# or compass off: hold" (their orders had run at once); what comes first in its sentence
+_TYPED = re.compile(rf"(?:^|(?<=[;!?\n])|(?<=\.)(?!\d))(?P<s>\s*)(?P<c>(?:[^.;!?\n:]|\.(?=\d))+?)"
+                    rf"\s*(?P<a>{_ARROW}|:\s)")
+_TYPED_SYMBOL = re.compile(r'[<>≤≥]=?\s*[-+−]?\d')
+_COMPARISON_WORD = re.compile(r'[<>≤≥]|\b(?:below|above|over|under|exceeds?|less|more|greater|'
+                              r'lower|higher|hotter|colder|faster|slower|least|most|drops?|'
+                              r'falls?|reach(?:es)?|hits?|past|beyond|within)\b', re.IGNORECASE)
+
+
+def _typed_condition(m: re.Match[str]) -> str:
+    """``if`` before a typed condition the grammar reads, with no order in it."""
+    c = m.group('c').strip()
+    if (len(c.split()) > 8 or _MARKER.search(c) or _first_verb(c) in _STEP_VERBS
+            or all(p[2] for p in _cut(c)) or re.fullmatch(WAYPOINT_PATTERN, c, re.IGNORECASE)):
+        return m.group(0)
+    # before a colon a level alone is a report ("battery 80%: fine"), not a condition
+    if m.group('a').startswith(':') and re.search(r'\d', c) and not _COMPARISON_WORD.search(c):
+        return m.group(0)
+    if _TYPED_SYMBOL.search(c) or any(isinstance(parse_condition(f'if {p}'), Predicate)
+                                      for p in joined_parts(c)):
+        return f"{m.group('s')}if {m.group(0)[len(m.group('s')):]}"
+    return m.group(0)
+
+
 def _arrow_level(m: re.Match[str]) -> str:
     """``if`` before a sensed quantity's level that the grammar reads ("batt 20% -> land")."""
     level = m.group(0).strip()
@@ -620,9 +657,10 @@ def _arrow_level(m: re.Match[str]) -> str:
 def _pieces(text: str) -> list[_Piece]:
     """The request's pieces in order."""
     pieces: list[_Piece] = []
-    text = _bare_steps(_STEP.sub(';', normalise(text)))
+    text = _bare_steps(_STEP.sub(';', _POLITE_WHEN.sub('', normalise(text))))
     text = _ARROW_LEVEL.sub(_arrow_level, text)
     text = _ARROW_TRIGGER.sub(lambda m: f"{m.group('s')}if {m.group('t')}", text)
+    text = _TYPED.sub(_typed_condition, text)
     if _TELLO_RUN.match(text):
         text = '; '.join(m.group(0) for m in _TELLO_ONE.finditer(text))
     # "hover for 30 s, then land": the duration of one action is the delay of the next
@@ -631,6 +669,7 @@ def _pieces(text: str) -> list[_Piece]:
     chunks = _PUNCT.split(text)
     for n, chunk in enumerate(chunks):
         after_sentence = n > 0 and bool(_SENTENCE_CUT.search(cuts[n]))
+        after_stop = n > 0 and bool(_STOP_CUT.search(cuts[n]))
         # "follow the runner and, if she leaves the geofence, stop": the step word before the
         # comma opens this chunk's step
         stepped = n > 0 and bool(_STEP_END.search(chunks[n - 1]))
@@ -640,8 +679,9 @@ def _pieces(text: str) -> list[_Piece]:
                 after_step = i > 0 or (stepped and i == 0 and j == 0)
                 for run in _run_on(part.strip()) if part.strip() else []:
                     for m, t, c in _cut(run):
-                        pieces.append(_Piece(m, t, n, c, after_but, after_step, after_sentence))
-                        after_but = after_step = after_sentence = False
+                        pieces.append(_Piece(m, t, n, c, after_but, after_step, after_sentence,
+                                             after_stop))
+                        after_but = after_step = after_sentence = after_stop = False
     out: list[_Piece] = []
     for k, piece in enumerate(pieces):
         out.append(piece)
@@ -861,6 +901,13 @@ def _split_clauses(text: str) -> tuple[Clause, ...]:
     steps: set[int] = set()
     sentences: set[int] = set()
     inherited: set[int] = set()  # actions gated by the condition of the order before them
+    # a condition that leads its orders gates every order of the sentence they share: "if the
+    # wind exceeds 10 m/s, stop filming, land" lands on the wind too (the landing had run at
+    # once); the sentence of the first order it gates, and the number of each piece's sentence
+    gated_sentence = -1
+    stops: set[int] = set()
+    sentence_of: list[int] = []
+    leading = -1  # the sentence of the condition that waits for its first order (-1: none)
     pieces: list[tuple[tuple[str, str, bool], int]] = []
     for cut in _pieces(text):
         if cut.after_but:
@@ -869,9 +916,13 @@ def _split_clauses(text: str) -> tuple[Clause, ...]:
             steps.add(len(pieces))
         if cut.after_sentence:
             sentences.add(len(pieces))
+        if cut.after_stop:
+            stops.add(len(pieces))
         pieces += [(p, cut.chunk) for p in _split_glued_action(cut.marker, cut.text,
                                                                 cut.condition)]
     pieces = _unconditional_should(pieces)
+    for k in range(len(pieces)):
+        sentence_of.append((sentence_of[-1] if sentence_of else 0) + (k in stops))
     # "take off, and if the wind gets above 10 m/s, land", "take off and after 3 minutes
     # land": a condition that opens a step of its own after "and"/"then" and leads an order of
     # its own gates that order, never the one before it (the takeoff had waited for the wind)
@@ -909,6 +960,9 @@ def _split_clauses(text: str) -> tuple[Clause, ...]:
                 if back is not None:
                     clauses[back] = replace(clauses[back], condition=text_of)
             pending_condition = text_of
+            # only a condition that states when (not "unless", "until", "while", "before", nor
+            # the duration of one order: "hover for a minute, then lower the line, then ...")
+            leading = sentence_of[k] if marker not in _NOT_CARRIED else -1
             # An action clause that precedes its condition ("land if X") is gated too; so is
             # one before "until"/"while"/"before" X when X is watchable ("hover until the
             # battery hits 30%"): the executor refuses it rather than run it without its end.
@@ -927,19 +981,31 @@ def _split_clauses(text: str) -> tuple[Clause, ...]:
             ):
                 clauses[-1] = replace(clauses[-1], condition=pending_condition)
                 back = len(clauses) - 1
-            gated_chunk = -1
+            gated_chunk = gated_sentence = -1
         elif pending_condition:
             gate, pending_condition = pending_condition, ''
             gated_chunk, gating = chunk, gate
             if back is not None:
                 inherited.add(len(clauses))  # its condition was the order's before it
+            elif leading == sentence_of[k]:  # it led this order: it gates its sentence's rest
+                gated_sentence = leading
         elif chunk == gated_chunk:
             gate = gating  # "if X, land and disarm": both actions wait for X
+        elif sentence_of[k] == gated_sentence and not _OTHERWISE.match(body):
+            gate = gating  # "if X, stop filming, land": so do both here
+            inherited.add(len(clauses))  # an own condition after it wins ("..., land when Y")
         steering = bool(STEERING.search(body))
         clauses.append(Clause(len(clauses), body, role, marker, negated, gate, steering,
                               role == 'condition' and time_only(f'{marker} {body}')))
         last_chunk = chunk
     return tuple(clauses)
+
+
+# conditions that gate only the order they lead: a bound ("unless", "until", "while",
+# "before") or the duration of one order ("for", "wait")
+_NOT_CARRIED = frozenset(('unless', 'until', 'till', 'while', 'before', 'for', 'wait'))
+# the other branch of a condition ("don't launch, else take off") is not gated by it
+_OTHERWISE = re.compile(r'(?:else|otherwise|if\s+not)\b', re.IGNORECASE)
 
 
 def _unconditional_should(
