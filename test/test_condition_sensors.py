@@ -90,6 +90,9 @@ def test_orders_in_their_own_words_stay(text, index):
      {'wind_estimate': 0, 'return_to_home': 1}, ('battery_status',)),
     ('if the drone leaves the fence or loses link, kill it', {'emergency_stop': 1},
      ('geofence_monitor', 'link_quality')),
+    # a half the grammar refuses adds nothing; the one it reads still gets its sensor (stop 50)
+    ('sats < 8 or compass off: hold and warn over the speaker',
+     {'compass_heading': 0, 'hold_position': 1, 'speaker_broadcast': 2}, ('gps_position',)),
 ])
 def test_each_reading_of_a_joined_condition_gets_its_sensor(text, index, added):
     d, fact = add_joined_sensors(rule_decision(index), text, CATALOG)

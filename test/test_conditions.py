@@ -46,6 +46,10 @@ PARSES = [
     ("once you're within 100 m of home", (), 'gps_position', 'distance_m', '<=', 100.0),
     ('when we are 30 m from 47.398, 8.546', (), 'gps_position', 'distance_m', '<=', 30.0),
     ('if we lose the link', (), 'link_quality', 'link_lost', '==', True),
+    # the satellites the GPS receiver uses: a count without a unit (stop 50)
+    ('if sats < 8', (), 'gps_position', 'satellites', '<', 8.0),
+    ('if fewer than 6 satellites', (), 'gps_position', 'satellites', '<', 6.0),
+    ('when the satellite count drops below 10', (), 'gps_position', 'satellites', '<', 10.0),
     ('if we leave the allowed area', (), 'geofence_monitor', 'inside', '==', False),
     ('once the survey is done', (), 'vehicle_state', 'mission', '==', 'finished'),
     ('once the mission is finished', (), 'vehicle_state', 'mission', '==', 'finished'),

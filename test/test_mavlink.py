@@ -179,6 +179,22 @@ def test_a_gps_loss_watch_fires_when_the_autopilot_reports_no_fix(rig):
     assert fired[0].tool == 'land'
 
 
+def test_a_satellite_count_watch_reads_gps_raw_int(rig):
+    # "sats < 8 -> land": GPS_RAW_INT's satellites_visible on either autopilot
+    fired: list = []
+    manager = WatchManager(MavlinkSampler(rig.link), fired.append, lambda _: None)
+    predicate = parse_condition('if sats < 8', ['gps_position'])
+    assert (predicate.field, predicate.op, predicate.threshold) == ('satellites', '<', 8.0)
+    manager.arm('sats', 'land', predicate, 'sats < 8 -> land')
+    assert wait_for(lambda: rig.link.read('gps_position').get('satellites') == 14)
+    manager.tick()
+    assert not fired
+    with rig.sim.lock:
+        rig.sim.state.satellites = 5
+    assert wait_for(lambda: manager.tick() or fired, timeout_s=30.0)
+    assert fired[0].tool == 'land'
+
+
 def test_hold_is_a_pause_on_arducopter_and_the_hold_mode_on_px4(rig):
     record, _ = rig.run(['arm_motors', 'takeoff'], 'arm and take off to 10 m')
     assert [t.outcome for t in record.tools] == ['dispatched'] * 2, record.tools

@@ -65,7 +65,7 @@ class Quantity:
     name: str
     sensor: str
     field: str
-    dimension: str  # percent length speed temperature time_ms signal ppm ratio voltage
+    dimension: str  # percent length speed temperature time_ms signal ppm ratio voltage count
     words: str  # regex of words naming the quantity
     falls: Optional[bool] = False  # "reaches X" means "drops to X"; None: by the sign (<= 0 falls)
     bare: tuple[float, float] = (-math.inf, math.inf)  # plausible range of a number without unit
@@ -120,6 +120,11 @@ QUANTITIES: tuple[Quantity, ...] = (
              bare=(0.0, 100000.0)),
     Quantity('ndvi', 'multispectral_camera', 'ndvi', 'ratio', r'ndvi|vegetation index',
              bare=(-1.0, 1.0)),
+    # "sats < 8", "fewer than 6 satellites": the satellites the GPS receiver uses (GPS_RAW_INT
+    # satellites_visible); a count has no unit
+    Quantity('satellites', 'gps_position', 'satellites', 'count',
+             r'sats\b|\bsat\s+count|satellites?(?:\s+count)?|gps\s+(?:count|sats)',
+             falls=True, bare=(0.0, 64.0), worse='<'),
 )
 BY_NAME = {q.name: q for q in QUANTITIES}
 # Comparatives that name the quantity they compare (when the condition names none).
@@ -160,8 +165,8 @@ TIME_UNITS = {'s': 1.0, 'sec': 1.0, 'secs': 1.0, 'second': 1.0, 'seconds': 1.0,
               'min': 60.0, 'mins': 60.0, 'minute': 60.0, 'minutes': 60.0,
               'h': 3600.0, 'hr': 3600.0, 'hrs': 3600.0, 'hour': 3600.0, 'hours': 3600.0}
 # The unit a bare number is read in, per dimension (the executor's canonical units).
-BARE_UNIT = {'percent': '%', 'ratio': '', 'signal': 'dBm', 'ppm': 'ppm', 'voltage': 'V',
-             'length': 'm', 'speed': 'm/s', 'temperature': '°C', 'time_ms': 'ms'}
+BARE_UNIT = {'percent': '%', 'ratio': '', 'count': '', 'signal': 'dBm', 'ppm': 'ppm',
+             'voltage': 'V', 'length': 'm', 'speed': 'm/s', 'temperature': '°C', 'time_ms': 'ms'}
 
 LEAD = re.compile(r'^(as soon as|in case|in the event that|provided that|whenever|every time|'
                   r'each time|any ?time|once|when|if|should|after|upon|on|'

@@ -621,6 +621,7 @@ class MavlinkLink:
         gps = self.latest('GPS_RAW_INT')
         if gps is not None:  # "if gps is lost": a 3D fix (fix_type 3 and up) or none
             values['gps_fix'] = int(gps.fix_type) >= 3
+            values['satellites'] = int(gps.satellites_visible)  # "if sats < 8"
         with self._state_lock:
             home = self._home
         if home is not None:

@@ -150,9 +150,10 @@ def add_joined_sensors(decision: Decision, text: str, catalog: Catalog
     ANNOTATION.md gives a condition the sensor that reads it, and dev gives a condition of two
     readings both ("if the wind goes over 10 m/s or the pack falls below 25%, land": 9 of 9 dev
     requests); lcr kept one in the terse ones ("if wind > 20 knots or battery < 30% come home",
-    pubw10 and v2 dev). Each half of such a clause is read by the executor's grammar, and when
-    every half is a predicate on a catalog sensor, the sensors the answer lacks are added for
-    that clause with the answer's lowest score. The executor still refuses the combined
+    pubw10 and v2 dev). Each half of such a clause is read by the executor's grammar, and the
+    sensor of each half it reads as a predicate on a catalog sensor is added for that clause
+    when the answer lacks it, with the answer's lowest score (a half it refuses adds nothing:
+    "sats < 8 or compass off" adds the satellites' sensor). The executor still refuses the combined
     condition with its reason (one condition per action); the answer names what it would watch.
     Never into an empty answer, never for a negated clause.
     """
@@ -165,10 +166,11 @@ def add_joined_sensors(decision: Decision, text: str, catalog: Catalog
         if len(halves) < 2:
             continue
         reads = [_read(f'if {half}', text) for half in halves]
-        if not all(isinstance(r, Predicate) and r.sensor in catalog for r in reads):
+        # the halves the grammar reads ("sats < 8 or compass off": the satellites' sensor)
+        if not any(isinstance(r, Predicate) and r.sensor in catalog for r in reads):
             continue
         missing = tuple(dict.fromkeys(r.sensor for r in reads if isinstance(r, Predicate)
-                                      and r.sensor not in decision.tools))
+                                      and r.sensor in catalog and r.sensor not in decision.tools))
         if not missing:
             continue
         low = min(decision.aligned_scores())

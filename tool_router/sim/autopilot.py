@@ -112,6 +112,7 @@ class SimState:
     terminated: bool = False
     home_set: bool = False
     gps_ok: bool = True  # a test's fault: False reports no fix (GPS_RAW_INT fix_type 0)
+    satellites: int = 14  # GPS_RAW_INT satellites_visible ("if sats < 8": a test lowers it)
     taken_off: bool = False  # since the last arm
     armed_at: float = 0.0
     landed_at: float = 0.0
@@ -983,7 +984,8 @@ class MavlinkSim:
             mav.gps_raw_int_send(boot_ms * 1000, 3 if s.home_set and s.gps_ok else 0,
                                  int(s.lat * 1e7),
                                  int(s.lon * 1e7), int(amsl * 1000), 80, 120,
-                                 int(s.groundspeed * 100), int(s.heading * 100) % 36000, 14)
+                                 int(s.groundspeed * 100), int(s.heading * 100) % 36000,
+                                 s.satellites)
         elif msg_id == M.MAVLINK_MSG_ID_EXTENDED_SYS_STATE:
             if s.landed:
                 landed = M.MAV_LANDED_STATE_ON_GROUND

@@ -636,7 +636,7 @@ READINGS: dict[str, Callable[[VehicleState], dict[str, Any]]] = {
                                  'flight_time_left_s': _rounded(flight_time_left_s(s))},
     'gps_position': lambda s: {'lat': s.lat, 'lon': s.lon, 'amsl_m': HOME_AMSL_M + s.altitude_m,
                                'home_distance_m': round(distance_m(s.lat, s.lon, *HOME), 2),
-                               'gps_fix': True},
+                               'gps_fix': True, 'satellites': 14},
     'altitude_sensor': lambda s: {'altitude_m': s.altitude_m},
     'attitude_imu': lambda s: {'roll_deg': 0.4, 'pitch_deg': -2.0 if s.speed_mps else 0.1,
                                'yaw_deg': s.heading_deg},
