@@ -313,6 +313,9 @@ def test_typo_repair_uses_catalog_words_and_protects_real_words(catalog, encoder
     # the short words' typos the speller (four letters and more) never sees
     assert speller.correct('fly to teh barn adn land') == 'fly to the barn and land'
     assert speller.correct('ten tea') == 'ten tea'
+    # "off" typed with one f: both words English, no word speller sees it
+    assert speller.correct('take of heading east') == 'take off heading east'
+    assert speller.correct('take a photo of the dam') == 'take a photo of the dam'
 
 
 def test_fit_refuses_a_renamed_copy_of_the_test_split(router, tmp_path):

@@ -38,6 +38,8 @@ from tool_router.routing.not_this_vehicle import drop_outside_requests
 from tool_router.routing.pronoun_orders import add_pronoun_orders
 from tool_router.routing.unserved_modes import drop_unserved_modes
 from tool_router.routing.parameters import drop_parameter_tools
+from tool_router.routing.move_heights import add_move_heights
+from tool_router.routing.told_orders import told_orders_are_the_message
 from tool_router.routing.speeds import add_explicit_speeds
 from tool_router.routing.face_home import face_home_is_a_heading
 from tool_router.routing.mission_stops import mission_stop_is_a_hold
@@ -509,6 +511,11 @@ class Router:
         if not screened.empty:
             # an explicit speed in an order adds set_speed (routing/speeds.py; ANNOTATION.md)
             decision, _ = add_explicit_speeds(decision, screened.text, self.catalog)
+            # so does a height to fly a move at add set_altitude (routing/move_heights.py)
+            decision, _ = add_move_heights(decision, screened.text, self.catalog)
+            # "tell them to stay put": the speaker's message, not an order to the vehicle
+            # (routing/told_orders.py)
+            decision, _ = told_orders_are_the_message(decision, screened.text, self.catalog)
             # a picture behind the vehicle turns it first (routing/rear_view.py; ANNOTATION.md)
             decision, _ = add_rear_view_turn(decision, screened.text, self.catalog)
             # "go ... until you see X" moves and looks (routing/until_seen.py; ANNOTATION.md)

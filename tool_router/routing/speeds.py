@@ -21,7 +21,7 @@ from tool_router.common.catalog import Catalog
 from tool_router.common.numbers import digits
 from tool_router.routing.policies.base import Decision
 from tool_router.common.clauses import normalise
-from tool_router.routing.questions import QUESTION, clause_moods
+from tool_router.routing.clause_adds import order_clauses, with_clause_tool
 
 SET_SPEED = 'set_speed'
 _UNIT = (r'(?:m/s|mps|km/h|km/hr|kph|kmh|kmph|knots?|kts?|kn|mph|'
@@ -34,12 +34,6 @@ EXPLICIT_SPEED = re.compile(
     r'(?:(?:ground\s*)?(?:speed|pace|velocity)\s+(?:of\s+)?)?'
     r'(?:about\s+|around\s+|roughly\s+|approximately\s+|approx\.?\s+|~\s*)?'
     rf'(?P<n>\d+(?:[.,]\d+)?)\s*(?P<u>{_UNIT})(?![\w/])', re.IGNORECASE)
-
-
-# a clause that carries a message names a speed for someone to hear, not one to fly at
-# ("announce on the speaker that we fly at 5 m/s")
-MESSAGE = re.compile(r'\b(?:announce|tell|broadcast|say|says|said|shout|warn|notify|inform|'
-                     r'message|radio|report|play|read\s+out)\b', re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -69,24 +63,9 @@ def add_explicit_speeds(decision: Decision, text: str, catalog: Catalog
     if SET_SPEED in decision.tools or SET_SPEED not in catalog or not decision.tools \
             or not _ANY_SPEED.search(digits(normalise(text))):  # no speed: no clause to read
         return decision, None
-    for cm in clause_moods(text):
-        c = cm.clause
-        if (c.role != 'action' or c.steering or c.negated or cm.mood.kind == QUESTION
-                or MESSAGE.search(c.text)):
-            continue
+    for c in order_clauses(text):
         speed = explicit_speed(c.text)
-        if not speed:
-            continue
-        scores = decision.aligned_scores()
-        own = [s for t, s in zip(decision.tools, scores)
-               if decision.clause_index.get(t) == c.index]
-        score = max(own) if own else min(scores)
-        # gated as its clause is: "if the battery drops below 30%, come home at 8 m/s" changes
-        # the speed when the return starts, not now
-        gate = next((decision.conditions[t] for t in decision.tools
-                     if decision.clause_index.get(t) == c.index and decision.conditions.get(t)),
-                    c.condition)
-        added = decision.with_rule_tool(SET_SPEED, score, c.index, c.text,
-                                        f'explicit speed: {speed}', gate)
-        return added, SpeedAdded(c.text, speed)
+        if speed:
+            added = with_clause_tool(decision, SET_SPEED, c, f'explicit speed: {speed}')
+            return added, SpeedAdded(c.text, speed)
     return decision, None
