@@ -372,6 +372,27 @@ def test_an_order_before_a_condition_that_leads_its_own_runs_at_once(catalog, te
     assert rig.vehicle.state.phase == 'airborne' and 'land' not in rig.calls
 
 
+@pytest.mark.parametrize('text', [
+    'if the wind gets above 10 m/s, stop filming, land',  # the landing had run at once
+    'wind > 10 m/s -> stop filming, land',
+    'wind over 10 m/s: stop filming, land',  # a typed condition before a colon (stop 50)
+])
+def test_every_order_of_a_leading_conditions_sentence_waits(catalog, text):
+    from tool_router.routing.policies.base import Decision, claim_clauses
+    tools = ['wind_estimate', 'video_recorder', 'land']
+    placed = claim_clauses(Decision('cdbv3', tools, [0.9, 0.8, 0.7]), text, catalog, tools)
+    assert placed.conditions['video_recorder'] and placed.conditions['land']
+    rig = Rig(catalog)
+    rig.fly()
+    rec = rig.pipe.process(make_selection(
+        'wind2', request_text=text, tools=tools, clause_index=[placed.clause_index[t]
+                                                               for t in tools],
+        conditions=[placed.conditions.get(t, '') for t in tools]))
+    outcome = {t.tool: t.outcome for t in rec.tools}
+    assert outcome == {'wind_estimate': 'dispatched', 'video_recorder': 'armed', 'land': 'armed'}
+    assert rig.vehicle.state.phase == 'airborne' and 'land' not in rig.calls
+
+
 @pytest.mark.parametrize('start, later, waits_for', [(30.0, 1.5, '<='), (0.0, 2.5, '>=')])
 def test_an_altitude_reached_without_a_direction_is_reached_from_where_the_vehicle_is(
         catalog, start, later, waits_for):
