@@ -33,6 +33,8 @@ from tool_router.common.paths import config_path, ros_home
 from tool_router.routing.policies.base import Decision, Policy, claim_clauses, request_clock
 from tool_router.routing.policies.registry import PolicyContext, Registry
 from tool_router.routing.question_probe import QuestionProbe, load_probe
+from tool_router.routing.arrival_questions import answer_arrival_questions
+from tool_router.routing.past_questions import drop_past_event_sensors
 from tool_router.routing.arrivals import add_arrival_sensor, add_waypoint_progress
 from tool_router.routing.not_this_vehicle import drop_outside_requests
 from tool_router.routing.pronoun_orders import add_pronoun_orders
@@ -50,6 +52,7 @@ from tool_router.routing.landing_places import flight_to_a_landing_place, one_la
 from tool_router.routing.condition_sensors import (add_joined_sensors, drop_condition_orders,
                                                    drop_extra_readings)
 from tool_router.routing.keyword_runs import KeywordRuns
+from tool_router.routing.payload_questions import answer_payload_questions
 from tool_router.routing.mode_questions import answer_mode_questions
 from tool_router.routing.payload_kills import payload_kills
 from tool_router.routing.rear_view import add_rear_view_turn
@@ -497,6 +500,14 @@ class Router:
             decision, _ = add_joined_sensors(decision, screened.text, self.catalog)
             # "are we in loiter": the flight mode is vehicle_state's (routing/mode_questions.py)
             decision, _ = answer_mode_questions(decision, screened.text, self.catalog)
+            # "what's the gimbal pitch", "winch position": the payload's state, not the
+            # airframe's pose (routing/payload_questions.py)
+            decision, _ = answer_payload_questions(decision, screened.text, self.catalog)
+            # "are we at the gate yet?": where the vehicle is (routing/arrival_questions.py)
+            decision, _ = answer_arrival_questions(decision, screened.text, self.catalog)
+            # "did the failsafe fire when we lost the link": the event is past, not read
+            # (routing/past_questions.py)
+            decision, _ = drop_past_event_sensors(decision, screened.text, self.catalog)
         drops: list[QuestionDrop] = []
         if config.state_questions and not screened.empty:
             # a clause that asks about a state is answered by a sensor, never an actuator,
