@@ -1,18 +1,18 @@
 """A height to fly a move at adds ``set_altitude``, whatever the policy (pure).
 
-ANNOTATION.md settles a speed in a move ("fly east at 3 m/s" adds ``set_speed``); dev settles
-its height the same way: a flight to a place or a mission flown at a height ("go to 34.05,
--118.25 at 100 ft and snap a pic", "fly the grid at 60 m", "fly the perimeter at 30 m and
-record", "head to 120,45 at 50 m") is the move and ``set_altitude`` (every such clause of v2
-dev, old dev, pubw10, pubw11 and pubw14: 7 of 7), and so is an orbit whose number is said to be
-a height ("orbit Tower2 at 15 m height", "orbit Tower2 25 m up"). lcr gave the move alone (6 of
-pubw14's, the writer read at stop 50). An orbit "at 15 m" is its radius ("orbit the Silo at 30
-m": ``orbit_point`` alone, 14 dev clauses), "follow the car at 10 m" its distance, "take off to
-30 m" the takeoff's own height, and "at 12 m east" a place, so those add nothing. The rule reads
+ANNOTATION.md settles a speed in a move ("fly east at 3 m/s" adds ``set_speed``); dev settles its
+height the same way: a flight to a place or a mission flown at a height ("go to 34.05, -118.25 at
+100 ft and snap a pic", "fly the grid at 60 m", "fly the perimeter at 30 m and record", "head to
+120,45 at 50 m") is the move and ``set_altitude``, and so is an orbit whose number is said to be a
+height ("orbit Tower2 at 15 m height", "orbit Tower2 25 m up": every clause of the read dev files
+the rule reads, 11 of 11). lcr gave the move alone (6 of pubw14's, the writer read at stop 50). An
+orbit "at 15 m" is its radius ("orbit the Silo at 30 m": ``orbit_point`` alone, 58 of 59 dev
+requests; the 59th climbs in a clause of its own), "follow the car at 10 m" its distance, "take off
+to 30 m" the takeoff's own height, and "at 12 m east" a place, so those add nothing. The rule reads
 what the clause splitter left of an order (a condition is a clause of its own: "once at 100 ft,
-hover" names a height to wait for), never a question nor a message, and adds ``set_altitude``
-with the score of the best tool chosen from that clause, gated as its clause is.
-docs/CONVENTIONS.md, "A move's height".
+hover" names a height to wait for), never a question nor a message, and adds ``set_altitude`` with
+the score of the best tool chosen from that clause, gated as its clause is. docs/CONVENTIONS.md, "A
+move's height".
 """
 from __future__ import annotations
 

@@ -1,16 +1,16 @@
 """An order told to people over the speaker is the message's, not the vehicle's (pure).
 
 Dev annotates "tell <people> to <order>" as ``speaker_broadcast`` alone: "get over to the island
-and tell the campers to stay put", "tell the crowd to clear the road", "light them up and tell
-them to stay where they are" (28 such clauses of v2 dev, old dev, pubw10, pubw11 and pubw14,
-none with the told order's tool). lcr read the told order too and added its tool ("lights on
-and tell them to stay put": ``hold_position`` beside the speaker, pubw14, read at stop 50): the
-vehicle would have stopped where it was told people to; "broadcast stay there" likewise. The
-rule drops every tool other than
-``speaker_broadcast`` that was chosen from a clause that tells people to do something, when the
-answer has the speaker to tell them with. "tell the drone to land" is an order to the vehicle
-(the splitter strips that opening: clauses.py), and so is "hover and tell them to stay put" (two
-clauses: the hover is its own). docs/CONVENTIONS.md, "An order told to people".
+and tell the campers to stay put", "tell the crowd to clear the road", "light them up and tell them
+to stay where they are" (28 such clauses of the read dev files, none annotated with a tool for the
+told order; a hold said in a clause of its own keeps its tool). lcr read the told order too and
+added its tool ("lights on and tell them to stay put": ``hold_position`` beside the speaker,
+pubw14, read at stop 50): the vehicle would have stopped where it was told people to; "broadcast
+stay there" likewise. The rule drops every tool other than ``speaker_broadcast`` that was chosen
+from a clause that tells people to do something, when the answer has the speaker to tell them with.
+"tell the drone to land" is an order to the vehicle (the splitter strips that opening: clauses.py),
+and so is "hover and tell them to stay put" (two clauses: the hover is its own).
+docs/CONVENTIONS.md, "An order told to people".
 """
 from __future__ import annotations
 
