@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from itertools import accumulate
 
 from tool_router.common.conditions import (UNIT_PATTERN, WAYPOINT_PATTERN, Predicate,
                                            joined_parts, names_quantity, parse_condition,
@@ -174,8 +175,11 @@ _PUNCT = re.compile(rf'\s*(?:{_ARROW})\s*|(?:[;!?\n#•▪◦‣]|[<>](?!=?\s*[-
                     r',(?!\s?-?\d)|\s[-–—]+\s|:\s|\s=\s')
 # the cuts that end a sentence: a condition after one gates nothing before it when it leads an
 # order of its own ("hover. if anyone shows up, take a photo"; "take off; bat<25 -> rth")
-_SENTENCE_CUT = re.compile(rf'[.;!?\n#•▪◦‣]|{_ARROW}')
-_STOP_CUT = re.compile(r'[.;!?\n#•▪◦‣]')
+# (the ends of a sentence a leading condition gates to are the same, an arrow excepted: "bat <
+# 20 -> stop video, rtl" gates both orders)
+_STOP = r'[.;!?\n#•▪◦‣]'
+_SENTENCE_CUT = re.compile(rf'{_STOP}|{_ARROW}')
+_STOP_CUT = re.compile(_STOP)
 _STEP_END = re.compile(r'\b(?:and|then)\s*$', re.IGNORECASE)
 # Step markers of a numbered plan ("1) ...", "(2) ...", "3- ...", "Step 4: ..."): clause cuts.
 _STEP = re.compile(
@@ -906,7 +910,6 @@ def _split_clauses(text: str) -> tuple[Clause, ...]:
     # once); the sentence of the first order it gates, and the number of each piece's sentence
     gated_sentence = -1
     stops: set[int] = set()
-    sentence_of: list[int] = []
     leading = -1  # the sentence of the condition that waits for its first order (-1: none)
     pieces: list[tuple[tuple[str, str, bool], int]] = []
     for cut in _pieces(text):
@@ -921,8 +924,7 @@ def _split_clauses(text: str) -> tuple[Clause, ...]:
         pieces += [(p, cut.chunk) for p in _split_glued_action(cut.marker, cut.text,
                                                                 cut.condition)]
     pieces = _unconditional_should(pieces)
-    for k in range(len(pieces)):
-        sentence_of.append((sentence_of[-1] if sentence_of else 0) + (k in stops))
+    sentence_of = list(accumulate(k in stops for k in range(len(pieces))))
     # "take off, and if the wind gets above 10 m/s, land", "take off and after 3 minutes
     # land": a condition that opens a step of its own after "and"/"then" and leads an order of
     # its own gates that order, never the one before it (the takeoff had waited for the wind)

@@ -28,7 +28,7 @@ from tool_router.routing.questions import QUESTION, clause_moods
 
 STATE = 'vehicle_state'
 # the airframe's pose and link, which a question about a payload does not ask for
-POSE = frozenset(('attitude_imu', 'gps_position', 'compass_heading', 'altitude_sensor',
+AIRFRAME = frozenset(('attitude_imu', 'gps_position', 'compass_heading', 'altitude_sensor',
                   'link_quality'))
 _POINTING = (r'point\w*|tilt\w*|angle|pitch|level|locked|lock|aim\w*|look\w*|fac\w+|yaw|'
              r'rotat\w*|crooked|straight|nadir|horizon|down|forward|ahead')
@@ -54,7 +54,7 @@ class PayloadQuestion:
 def answer_payload_questions(decision: Decision, text: str, catalog: Catalog
                             ) -> tuple[Decision, PayloadQuestion | None]:
     """``decision`` with ``vehicle_state`` for the pose sensors of a question about a payload."""
-    if STATE not in catalog or not decision.tools or not POSE & set(decision.tools) \
+    if STATE not in catalog or not decision.tools or not AIRFRAME & set(decision.tools) \
             or not PAYLOAD_QUESTION.search(text):
         return decision, None
     for cm in clause_moods(text):
@@ -62,7 +62,8 @@ def answer_payload_questions(decision: Decision, text: str, catalog: Catalog
         if cm.mood.kind != QUESTION or c.negated or not PAYLOAD_QUESTION.search(c.text) \
                 or VEHICLE_POSE.search(c.text):
             continue
-        pose = [t for t in decision.tools if t in POSE and decision.clause_index.get(t) == c.index]
+        pose = [t for t in decision.tools
+                if t in AIRFRAME and decision.clause_index.get(t) == c.index]
         if not pose:
             continue
         scores = dict(zip(decision.tools, decision.aligned_scores()))
