@@ -5,6 +5,11 @@ import pytest
 from tool_router.common.clauses import fragments, split_clauses
 
 
+def _gates(text):
+    """Each action clause's text and the condition that gates it ('' when none)."""
+    return {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}
+
+
 def test_full_prompt_first_then_clauses():
     text = 'monitor the battery and land when it drops below 25%'
     assert fragments(text) == [text, 'monitor the battery', 'land', 'it drops below 25%']
@@ -316,9 +321,8 @@ def test_but_before_an_order_cuts(text, expected):
 
 def test_a_condition_after_but_gates_only_what_follows():
     # "but" says the order before it stands: the filming starts now, the stop waits
-    clauses = split_clauses('follow the van and keep filming, but if we go faster than 30 km/h, '
-                            'stop following')
-    gate = {c.text: c.condition for c in clauses if c.role == 'action'}
+    gate = _gates('follow the van and keep filming, but if we go faster than 30 km/h, '
+                  'stop following')
     assert gate['keep filming'] == '' and gate['stop following'] == 'if we go faster than 30 km/h'
     # without "but" the order before its condition waits for it ("land if X")
     assert split_clauses('land if the battery is low')[0].condition == 'if the battery is low'
@@ -356,7 +360,7 @@ def test_a_condition_after_but_gates_only_what_follows():
      'hover'),
 ])
 def test_a_condition_that_leads_its_own_order_gates_nothing_before_it(text, now, waits):
-    gate = {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}
+    gate = _gates(text)
     assert gate[now] == '' and gate[waits], gate
 
 
@@ -369,7 +373,7 @@ def test_a_condition_that_leads_its_own_order_gates_nothing_before_it(text, now,
     ('Land now. If the battery is low.', 'Land now'),
 ])
 def test_a_condition_after_its_order_still_gates_it(text, gated):
-    gate = {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}
+    gate = _gates(text)
     assert gate[gated], gate
 
 
@@ -388,7 +392,7 @@ def test_a_condition_after_its_order_still_gates_it(text, gated):
      'if the crane arm swings close'),
 ])
 def test_more_typed_conditions(text, action, condition):
-    acting = {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}
+    acting = _gates(text)
     assert acting[action] == condition, acting
 
 
@@ -402,7 +406,7 @@ def test_more_typed_conditions(text, action, condition):
     ('after waypoint three take a photo', 'take a photo', 'after waypoint three'),
 ])
 def test_a_waypoint_before_the_order_gates_it(text, action, condition):
-    acting = {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}
+    acting = _gates(text)
     assert acting[action] == condition, acting
 
 
@@ -440,7 +444,7 @@ def test_while_a_reading_holds_is_still_a_condition():
 ])
 def test_a_waypoint_after_an_order_or_a_level_before_an_arrow_is_its_condition(
         text, action, condition):
-    gate = {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}
+    gate = _gates(text)
     assert gate == {action: condition}
 
 
@@ -465,7 +469,7 @@ def test_a_set_quantity_or_a_report_before_a_cut_is_no_condition(text):
     ('after takeoff climb to 30m', 'climb to 30m'),
 ])
 def test_a_trigger_before_its_order_gates_it(text, action):
-    gate = {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}
+    gate = _gates(text)
     assert gate[action], gate
 
 
@@ -500,12 +504,9 @@ def test_steps_numbered_without_a_mark(text, pieces):
     ('land if the battery is under 20%, and disarm', 'disarm', 'if the battery is under 20%'),
 ])
 def test_an_orders_own_condition_wins_over_an_inherited_one(text, action, condition):
-    gate = {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}
+    gate = _gates(text)
     assert gate[action] == condition
 
-
-def _gates(text):
-    return {c.text: c.condition for c in split_clauses(text) if c.role == 'action'}
 
 
 @pytest.mark.parametrize('text, waits', [
