@@ -46,6 +46,9 @@ PARSES = [
     ("once you're within 100 m of home", (), 'gps_position', 'distance_m', '<=', 100.0),
     ('when we are 30 m from 47.398, 8.546', (), 'gps_position', 'distance_m', '<=', 30.0),
     ('if we lose the link', (), 'link_quality', 'link_lost', '==', True),
+    # a symbol at the end of a distance's head is its comparison, "or equal" kept (stop 50)
+    ('if the distance is >= 500 m from home', (), 'gps_position', 'distance_m', '>=', 500.0),
+    ('if dist from home ≥ 300 m', (), 'gps_position', 'distance_m', '>=', 300.0),
     # the satellites the GPS receiver uses: a count without a unit (stop 50)
     ('if sats < 8', (), 'gps_position', 'satellites', '<', 8.0),
     ('if fewer than 6 satellites', (), 'gps_position', 'satellites', '<', 6.0),

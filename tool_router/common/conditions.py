@@ -904,7 +904,6 @@ _OUT = re.compile(r"^(?P<cmp>(?:(?:we|you|it|i|(?:the\s+)?(?:drone|vehicle|uav|a
                   r'(?:more than|farther than|further than|over|beyond|at least|past)?)\s*'
                   rf'(?P<n>{NUMBER})\s*(?P<u>{_UNIT_ALT})?\s+'
                   r'(?:out|away)(?:\s+from\s+(?:here|us|me)|\s+now|\s+yet)?$')
-_SYMBOL_POINT: dict[str, Op] = {'<': '<', '>': '>', '<=': '<=', '>=': '>=', '≤': '<=', '≥': '>='}
 
 
 def _distance(t: _Text) -> Parsed | None:
@@ -940,7 +939,7 @@ def _distance(t: _Text) -> Parsed | None:
     metres = _number(m.group('n')) * unit[2]
     if metres <= 0:
         return _refuse(t.raw, 'a distance must be positive')
-    op = _SYMBOL_POINT.get(head.strip(), None) or _point_op(head)
+    op = _point_op(head)
     written = f"{m.group('n')} {unit_word}".strip()
     if coords:
         return Predicate(text=t.raw, quantity='distance', sensor='gps_position',
@@ -967,7 +966,14 @@ def _out(t: _Text) -> Parsed | None:
     return _arrival(t, 'home', (far, metres, f"{m.group('n')} {m.group('u')} from home"))
 
 
+_POINT_SYMBOL: dict[str, Op] = {'<': '<', '<=': '<=', '>': '>', '>=': '>='}
+
+
 def _point_op(head: str) -> Op:
+    """The comparison of a distance's head: a symbol it ends with, else its words."""
+    symbol = SYMBOL.search(head.strip())
+    if symbol and SYMBOL_OP[symbol.group(1)] in _POINT_SYMBOL:  # ">= 500 m from home"
+        return _POINT_SYMBOL[SYMBOL_OP[symbol.group(1)]]
     if re.search(r'\b(?:at least|no less than|or more)\b', head):
         return '>='
     if re.search(r'\b(?:more than|farther|further|beyond|over|greater than)\b|>', head):
