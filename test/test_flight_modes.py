@@ -62,6 +62,8 @@ def test_a_switch_to_a_served_mode_becomes_its_command(text, expected):
         'which mode is it in, loiter?',
         # a mode before the arrow of a typed condition is the state it waits for
         'mode RTL -> stop recording',
+        'mode RTL --> stop recording',  # the splitter's arrows, all of them
+        'mode RTL ⇒ stop recording',
         # the names as everyday words
         'go to land',
         'hold the camera steady',

@@ -170,15 +170,15 @@ _COMPARED = re.compile(rf"^(?:(?:over|above|below|under|past|beyond)|(?:higher|l
 
 # Cuts between clauses. An arrow ("bat<20 -> land", "=>", "→") is a cut; "<" and ">" are cuts
 # except in a comparison with a number ("alt >= 50", "rssi<-95").
-_ARROW = r'-+>|=>|→|⇒'  # the arrow of a step or a typed condition
-_PUNCT = re.compile(rf'\s*(?:{_ARROW})\s*|(?:[;!?\n#•▪◦‣]|[<>](?!=?\s*[-+−]?\d)|\.(?!\d))+|'
+ARROW = r'-+>|=>|→|⇒'  # the arrow of a step or a typed condition (routing/flight_modes.py too)
+_PUNCT = re.compile(rf'\s*(?:{ARROW})\s*|(?:[;!?\n#•▪◦‣]|[<>](?!=?\s*[-+−]?\d)|\.(?!\d))+|'
                     r',(?!\s?-?\d)|\s[-–—]+\s|:\s|\s=\s')
 # the cuts that end a sentence: a condition after one gates nothing before it when it leads an
 # order of its own ("hover. if anyone shows up, take a photo"; "take off; bat<25 -> rth")
 # (the ends of a sentence a leading condition gates to are the same, an arrow excepted: "bat <
 # 20 -> stop video, rtl" gates both orders)
 _STOP = r'[.;!?\n#•▪◦‣]'
-_SENTENCE_CUT = re.compile(rf'{_STOP}|{_ARROW}')
+_SENTENCE_CUT = re.compile(rf'{_STOP}|{ARROW}')
 _STOP_CUT = re.compile(_STOP)
 _STEP_END = re.compile(r'\b(?:and|then)\s*$', re.IGNORECASE)
 # Step markers of a numbered plan ("1) ...", "(2) ...", "3- ...", "Step 4: ..."): clause cuts.
@@ -365,7 +365,7 @@ _HEAD_MEASURE = re.compile(rf"^(?P<v>{_MEASURE})(?P<tail>(?:\s+[a-z][\w'-]*){{0,
 # a sensed quantity's name and its level before an arrow: "batt 20% -> land", "wind 12 m/s =>
 # land" (the arrow of a typed condition; "battery 80%, signal strong" is a report, not one)
 _ARROW_LEVEL = re.compile(rf"(?:^|(?<=[;,.:\n]))(?P<s>\s*)(?P<q>[a-z][\w'-]*(?:\s+[a-z][\w'-]*)"
-                          rf"{{0,2}}?)\s*{_MEASURE}\s*(?={_ARROW})", re.IGNORECASE)
+                          rf"{{0,2}}?)\s*{_MEASURE}\s*(?={ARROW})", re.IGNORECASE)
 # "within 10 m of 47.39, 8.54 start recording", "within 5m of the launch point -> land"
 # a bound first, without a quantity word: "below 30 ft, release", "above 120 m -> descend"
 _HEAD_BOUND = re.compile(rf'^(?:below|above|under|over|beyond|past)\s+{_MEASURE}\s*(?=,|$)',
@@ -435,7 +435,7 @@ _UPON = re.compile(r'\b(?:up)?on\s+(?=(?:seeing|detecting|spotting|finding|notic
 # "battery critical -> land", "batt low => rtl": the same trigger before an arrow
 _ARROW_TRIGGER = re.compile(r"(?:^|(?<=[;,.:\n]))(?P<s>\s*)(?P<t>(?:the\s+)?(?:battery|batt|bat|"
                             r'voltage|charge|power)\s+(?:is\s+)?(?:low|critical|very\s+low|'
-                            rf'dying))\s*(?={_ARROW})', re.IGNORECASE)
+                            rf'dying))\s*(?={ARROW})', re.IGNORECASE)
 
 
 def _spans(part: str) -> list[_Span]:
@@ -628,7 +628,7 @@ _POLITE_WHEN = re.compile(r"\b(?:when(?:ever)?|once)\s+(?:you\s+(?:get|have|find
 # "Link loss: LAND.", "dog in frame -> siren", "leaving the fence or link weak -> rtl", "sats < 8
 # or compass off: hold" (their orders had run at once); what comes first in its sentence
 _TYPED = re.compile(rf"(?:^|(?<=[;!?\n])|(?<=\.)(?!\d))(?P<s>\s*)(?P<c>(?:[^.;!?\n:]|\.(?=\d))+?)"
-                    rf"\s*(?P<a>{_ARROW}|:\s)")
+                    rf"\s*(?P<a>{ARROW}|:\s)")
 _TYPED_SYMBOL = re.compile(r'[<>≤≥]=?\s*[-+−]?\d')
 _COMPARISON_WORD = re.compile(r'[<>≤≥]|\b(?:below|above|over|under|exceeds?|less|more|greater|'
                               r'lower|higher|hotter|colder|faster|slower|least|most|drops?|'

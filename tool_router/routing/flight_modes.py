@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import re
 
+from tool_router.common.clauses import ARROW
+
 # mode name (lower case, spaces or underscores between words) -> the plain command
 COMMAND = {
     'loiter': 'hold position',
@@ -100,7 +102,8 @@ def rewrite_modes(text: str) -> str:
 
 
 # the arrow of a typed condition ("ESCs overheating -> LOITER"): what stands before it is a state
-_ARROW = re.compile(r'\s*(?:->|=>|→)')
+# (the splitter's arrow: "-->" and "⇒" too)
+_ARROW = re.compile(rf'\s*(?:{ARROW})')
 
 
 def _switches(text: str) -> list[tuple[int, int, str]]:
