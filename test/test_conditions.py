@@ -714,3 +714,22 @@ def test_rc_loss_two_plus_people_and_a_critical_battery():
         'persons', '>=', 2.0)
     critical = parse_condition('when the battery is critical')
     assert isinstance(critical, Unreadable) and 'no threshold' in critical.reason
+
+
+@pytest.mark.parametrize('text, field, held', [
+    # a reading held for a time: the comparison and how long it must hold (stop 50; refused
+    # before as "more than one number" or a unit that does not fit)
+    ('if link lost for 5 s', 'link_lost', 5.0),
+    ('if the link is lost for more than 10 seconds', 'link_lost', 10.0),
+    ('if the wind stays above 10 m/s for 2 minutes', 'wind_mps', 120.0),
+    ('when the wind stays over 8 m/s for 1 minute and 30 seconds', 'wind_mps', 90.0),
+])
+def test_a_reading_held_for_a_time(text, field, held):
+    read = parse_condition(text)
+    assert isinstance(read, Predicate) and (read.field, read.held_s) == (field, held)
+    assert read.text == text and f'for {held:g} s' in read.describe()
+
+
+@pytest.mark.parametrize('text', ['after 30 seconds', 'for 30 s', 'if the link is lost'])
+def test_no_hold_without_a_reading_held(text):
+    assert parse_condition(text).held_s == 0.0

@@ -412,3 +412,28 @@ def test_an_altitude_reached_without_a_direction_is_reached_from_where_the_vehic
     rig.run(1)
     assert [e.event for e in rig.events][-1] == 'fired'
     assert len(rig.records) == 1
+
+
+def test_a_condition_held_for_a_time_fires_only_after_it_held_that_long_without_a_break(catalog):
+    # "if the battery is below 20% for 5 s, land": a dip shorter than 5 s fires nothing, and a
+    # gap in the readings starts the count again (stop 50; it had been refused)
+    rig = Rig(catalog)
+    rig.fly()
+    predicate = parse_condition('if the battery is below 20% for 5 s')
+    assert predicate.held_s == 5.0 and predicate.describe().endswith('for 5 s')
+    rig.watches.arm('r1', 'land', predicate, 'if the battery is below 20% for 5 s, land')
+    rig.vehicle.state.battery_pct = 15.0
+    rig.run(3)
+    rig.vehicle.state.battery_pct = 60.0  # back up before 5 s: the count starts again
+    rig.run(1)
+    rig.vehicle.state.battery_pct = 15.0
+    rig.run(3)
+    assert rig.records == []
+    rig.broken.add('battery_status')  # a gap in the readings: no proof it held
+    rig.run(1)
+    rig.broken.discard('battery_status')
+    rig.run(4)
+    assert rig.records == []
+    rig.run(2)
+    assert len(rig.records) == 1 and rig.records[0].tools[0].tool == 'land'
+    assert 'for 5 s' in [e for e in rig.events if e.event == 'fired'][0].reason

@@ -401,6 +401,9 @@ class Predicate(BaseModel):
     either_side: bool = Field(
         False, description='A level reached from wherever the vehicle is: the first reading '
                            'keeps `op` from below and turns it to <= from above (see settled).')
+    held_s: float = Field(
+        0.0, description='Seconds the comparison must hold without a break before the '
+                         'condition is met ("if the link is lost for 5 s"); 0: at once.')
 
     def describe(self) -> str:
         """``battery_status.battery_pct < 25 %`` and, when converted, what was written."""
@@ -411,7 +414,8 @@ class Predicate(BaseModel):
         note = f' (written {self.written})' if self.written and self.written != \
             f'{shown}{unit}'.strip() else ''
         side = ' (<= when above it as the watch starts)' if self.either_side else ''
-        return f'{self.sensor}.{self.field}{where} {self.op} {shown}{unit}{note}{side}'
+        held = f' for {self.held_s:g} s' if self.held_s else ''
+        return f'{self.sensor}.{self.field}{where} {self.op} {shown}{unit}{note}{side}{held}'
 
     def settled(self, first: float | bool | str | None) -> Predicate:
         """The predicate with its side chosen by the first reading (itself when not either_side).
@@ -585,6 +589,15 @@ def parse_condition(text: str, context_sensors: tuple[str, ...] | list[str] = ()
     raw = ' '.join(decimal_coordinates(text).split())
     if not raw:
         return _refuse(text, 'empty condition')
+    held = _HELD.search(raw)
+    if held and held.start() > 0:  # "if the link is lost for 5 s": a reading held that long
+        inner = parse_condition(raw[:held.start()], context_sensors, places, request)
+        if isinstance(inner, Predicate) and inner.sensor != CLOCK:
+            parts = _TIME_PART.findall(held.group('d'))
+            seconds = sum(_number(n) * TIME_UNITS[u.lower()] for n, u in parts)
+            if seconds <= 0:
+                return _refuse(text, 'a time to hold for must be positive')
+            return inner.model_copy(update={'text': raw, 'held_s': float(seconds)})
     if INVERTED.match(raw):
         word = raw.split()[0].lower()
         if word == 'as':
@@ -713,6 +726,13 @@ _ELAPSED = re.compile(
     rf'({NUMBER}\s*-?\s*(?:{_TIME_ALT})\b(?:\s*(?:,\s*|and\s+)?{NUMBER}\s*-?\s*(?:{_TIME_ALT})\b)*)'
     rf'(?:\s+(?:have\s+|has\s+)?(?:passed|elapsed|gone by|'
     rf'from now|later|of\s+\w+ing(?:\s+[\w-]+){{0,3}}))?', re.I)
+# "for 5 s", "for more than 10 seconds", "for 2 minutes straight" after a reading: it holds
+# that long without a break
+_HELD = re.compile(
+    rf'\s+for\s+(?:(?:more|longer)\s+than\s+|over\s+|at\s+least\s+)?'
+    rf'(?P<d>{NUMBER}\s*-?\s*(?:{_TIME_ALT})\b(?:\s*(?:,\s*|and\s+)?{NUMBER}\s*-?\s*'
+    rf'(?:{_TIME_ALT})\b)*)(?:\s+(?:straight|in\s+a\s+row|continuously|or\s+(?:more|longer)))?'
+    r'\s*$', re.I)
 _VAGUE_TIME = re.compile(r'(?:(?:after|in|wait(?:\s+for)?|give it)\s+)?(?:a few|a couple(?: of)?|'
                          r'some|several|a while|a bit|a moment|a little while)\b', re.I)
 

@@ -77,6 +77,9 @@ class Watch(BaseModel):
     reason: str = ''
     retries: int = Field(0, description='Times it fired and its action could not be taken.')
     not_before: float = Field(0.0, description='No sample is evaluated before this instant.')
+    held_since: float | None = Field(
+        None, description='When the comparison of a held condition ("for 5 s") began to hold '
+                          'without a break (None: not holding).')
 
 
 class WatchManager:
@@ -192,6 +195,7 @@ class WatchManager:
                            else readings.get(w.predicate.sensor, 'not sampled'))
                 if isinstance(reading, str):
                     w.last_error = reading
+                    w.held_since = None  # a gap in the readings breaks a held condition
                     continue
                 if now < w.not_before:
                     continue
@@ -204,7 +208,14 @@ class WatchManager:
                     w.last_error = ''
                 except (KeyError, TypeError, ValueError) as exc:
                     w.last_error = f'reading of {w.predicate.sensor} unusable: {exc!r}'
+                    w.held_since = None
                     continue
+                if w.predicate.held_s:  # "for 5 s": it must hold that long without a break
+                    if not holds:
+                        w.held_since = None
+                    else:
+                        w.held_since = now if w.held_since is None else w.held_since
+                        holds = now - w.held_since >= w.predicate.held_s
                 if holds:
                     due.append((w, self._end(w, 'fired', f'{w.predicate.describe()} held '
                                                          f'(value {_shown(w.value)})')))
@@ -235,6 +246,7 @@ class WatchManager:
                 return
             now = self.clock()
             w.state, w.ended_at, w.retries = 'armed', None, w.retries + 1
+            w.held_since = None
             w.not_before = now + self.retry_s
             w.reason = (f'fired but {w.tool} could not be taken; armed again (retry '
                         f'{w.retries}, next in {self.retry_s:g} s)')
