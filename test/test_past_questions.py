@@ -25,7 +25,7 @@ def _decision(text, state_clause, event_tool):
 ])
 def test_the_past_events_sensor_goes(text, event_tool):
     d, past = drop_past_event_sensors(_decision(text, 0, event_tool), text, CATALOG)
-    assert d.tools == ['vehicle_state'] and past is not None and past.dropped == (event_tool,)
+    assert d.tools == ['vehicle_state'] and past is not None and past.tools == (event_tool,)
 
 
 @pytest.mark.parametrize('text, tools, index', [

@@ -16,9 +16,9 @@ its condition. docs/CONVENTIONS.md, "A question about what the vehicle did".
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from tool_router.common.catalog import Catalog, Kind
+from tool_router.routing.clause_drops import ClauseDrop
 from tool_router.routing.policies.base import Decision
 from tool_router.routing.questions import QUESTION, clause_moods
 
@@ -30,16 +30,8 @@ PAST_EVENT = re.compile(r'\b(?:lost|losing|dropped|dropping|came\s+up|hit|died|f
                         re.IGNORECASE)
 
 
-@dataclass(frozen=True)
-class PastEvent:
-    """The clause that tells of a past event, and the sensors dropped from it."""
-
-    clause: str
-    dropped: tuple[str, ...]
-
-
 def drop_past_event_sensors(decision: Decision, text: str, catalog: Catalog
-                            ) -> tuple[Decision, PastEvent | None]:
+                            ) -> tuple[Decision, ClauseDrop | None]:
     """``decision`` without the sensors of a past event a question about the past names."""
     if STATE not in decision.tools or len(decision.tools) < 2 \
             or not re.search(r'\b(?:did|was|were|had)\b', text, re.IGNORECASE):
@@ -57,5 +49,5 @@ def drop_past_event_sensors(decision: Decision, text: str, catalog: Catalog
         if told:
             kept = decision.without(set(told), f'{", ".join(told)} dropped: "{c.text}" is a '
                                                f'past event the question names')
-            return kept, PastEvent(c.text, told)
+            return kept, ClauseDrop(c.text, told, 'a past event the question names')
     return decision, None

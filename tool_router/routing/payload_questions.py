@@ -20,9 +20,9 @@ no question. docs/CONVENTIONS.md, "State questions about payloads".
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from tool_router.common.catalog import Catalog
+from tool_router.routing.clause_drops import ClauseDrop
 from tool_router.routing.policies.base import Decision
 from tool_router.routing.questions import QUESTION, clause_moods
 
@@ -43,16 +43,8 @@ VEHICLE_POSE = re.compile(rf'\b{_VEHICLE}\b.*\b{_ITS_POSE}\b|\b{_ITS_POSE}\b.*\b
                           re.IGNORECASE)
 
 
-@dataclass(frozen=True)
-class PayloadQuestion:
-    """The clause that asks about a payload, and the pose sensors taken out of it."""
-
-    clause: str
-    dropped: tuple[str, ...]
-
-
 def answer_payload_questions(decision: Decision, text: str, catalog: Catalog
-                            ) -> tuple[Decision, PayloadQuestion | None]:
+                            ) -> tuple[Decision, ClauseDrop | None]:
     """``decision`` with ``vehicle_state`` for the pose sensors of a question about a payload."""
     if STATE not in catalog or not decision.tools or not AIRFRAME & set(decision.tools) \
             or not PAYLOAD_QUESTION.search(text):
@@ -72,5 +64,5 @@ def answer_payload_questions(decision: Decision, text: str, catalog: Catalog
         if STATE not in kept.tools:
             kept = kept.with_rule_tool(STATE, max(scores[t] for t in pose), c.index, c.text,
                                        'a question about a payload\'s state')
-        return kept, PayloadQuestion(c.text, tuple(pose))
+        return kept, ClauseDrop(c.text, tuple(pose), 'a question about a payload')
     return decision, None
